@@ -1,0 +1,1 @@
+//! Text form (placeholder, filled next).

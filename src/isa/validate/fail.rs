@@ -1,0 +1,556 @@
+//! The reasons a record fails validation: one variant per SPEC §5 predicate,
+//! carrying the offending values.
+
+use crate::isa::enums::{Dtype, Engine, PoolDim, PoolFunc};
+use crate::isa::opcode::Opcode;
+use crate::isa::tensor::Region;
+use std::fmt;
+
+/// Which tensor (or dtype) of an S4D4_PL or DMA record a reason is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// The input walk / in_dtype.
+    Src,
+    /// The output walk / out_dtype.
+    Dst,
+}
+
+impl Operand {
+    /// `src` or `dst`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Operand::Src => "src",
+            Operand::Dst => "dst",
+        }
+    }
+
+    /// `in_dtype` or `out_dtype`.
+    pub const fn dtype_field(self) -> &'static str {
+        match self {
+            Operand::Src => "in_dtype",
+            Operand::Dst => "out_dtype",
+        }
+    }
+}
+
+/// The wait or the update half of the events band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventField {
+    /// `wait_mode`, byte 4.
+    Wait,
+    /// `update_mode`, byte 6.
+    Update,
+    /// EVENT_SEMAPHORE's extended second wait, bytes 12..64 (EC-24).
+    ExtendedWait,
+}
+
+/// Why `tensor4d_valid` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TensorFault {
+    /// The byte address is in neither SBUF nor PSUM.
+    Region {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// Register mode with a register id >= 64 or bits 8..30 set (EC-5).
+    RegisterMode {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// The start address is not a multiple of the dtype's size.
+    Alignment {
+        /// The ADDR4.
+        addr: u32,
+        /// The dtype's size.
+        align: u32,
+    },
+    /// A write into PSUM with a dtype that is not 4 bytes.
+    PsumWriteDtype {
+        /// The dtype.
+        dtype: Dtype,
+    },
+    /// A dim with `num_elem` 0.
+    ZeroNum {
+        /// The dim (0 = X).
+        dim: u8,
+    },
+}
+
+/// Why `emu_opcode_supported` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unsupported {
+    /// A known opcode whose fields the emulator does not model (SPEC §2).
+    NotEmulated,
+    /// A register id >= 64 (EC-26..EC-28).
+    RegisterId {
+        /// Record byte of the field.
+        offset: u8,
+        /// The id.
+        id: u8,
+    },
+    /// An immediate that does not fit i32 (EC-27, EC-28).
+    Immediate {
+        /// Record byte of the field.
+        offset: u8,
+        /// The value.
+        value: i64,
+    },
+    /// A CTRL_AL ALU op other than ADD/SUB (EC-27).
+    AluOp(u8),
+    /// A COMPARE_BRANCH compare op other than ALWAYS/EQIMM/GTIMM (EC-28).
+    CompareOp(u8),
+    /// A branch target mode other than REL_IMM/REGISTER (EC-28).
+    TargetMode(u8),
+    /// A control record's dtype outside its form (EC-27, EC-28).
+    ControlDtype(Dtype),
+    /// DMA reduce-on-copy (`compute_op` @15 non-zero, EC-23).
+    ComputeOp(u8),
+    /// A DMA element size of 0 (EC-23).
+    ElemSizeZero(Operand),
+    /// A DMA dtype pair the emulator cannot convert (EC-23, EC-13b).
+    DmaDtypes {
+        /// in dtype @62.
+        src: Dtype,
+        /// out dtype @63.
+        dst: Dtype,
+    },
+    /// DMA element sizes that do not fit the dtypes (EC-23).
+    DmaElemSize {
+        /// src elem size @36.
+        src: u16,
+        /// dst elem size @60.
+        dst: u16,
+    },
+    /// The two DMA walks hold different element counts (EC-23).
+    DmaCounts {
+        /// src elements.
+        src: u64,
+        /// dst elements.
+        dst: u64,
+    },
+}
+
+/// Why `emu_pool_shape` (EC-10) failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShapeFault {
+    /// The dst walk does not hold exactly `num` elements.
+    DstCount {
+        /// Outputs the src walk makes.
+        outputs: u64,
+        /// Elements the dst walk holds.
+        dst: u64,
+    },
+    /// More than 2^24 input elements per lane.
+    TooLarge {
+        /// Input elements per lane.
+        elements: u64,
+    },
+    /// MaxPoolSelect: `period - 1` does not fit out_dtype.
+    IndexRange {
+        /// The window size.
+        period: u64,
+        /// The index dtype.
+        dtype: Dtype,
+    },
+}
+
+/// Why `emu_overlap` (EC-21) failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OverlapFault {
+    /// src and dst share a byte of one partition.
+    SrcDst {
+        /// The region.
+        region: Region,
+        /// A shared byte offset within the partition.
+        offset: u32,
+    },
+    /// Two outputs of the record share a byte.
+    Outputs {
+        /// A shared byte offset within the partition.
+        offset: u32,
+    },
+}
+
+/// The first failing predicate of a record, with the offending values (SPEC §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fail {
+    /// The opcode is not a device opcode of SPEC §2.
+    IsValidEnum {
+        /// The opcode.
+        opcode: Opcode,
+    },
+    /// The opcode may not run on this engine (EC-25).
+    InstructionEngineCheck {
+        /// The opcode.
+        opcode: Opcode,
+        /// The stream's engine.
+        engine: Engine,
+    },
+    /// Header byte 1 is not 16.
+    HasValidInstLen {
+        /// The byte.
+        len: u8,
+    },
+    /// A wait or update mode outside SPEC §1's sets.
+    ValidEventModes {
+        /// Wait or update.
+        field: EventField,
+        /// The byte.
+        mode: u8,
+    },
+    /// A control/DMA byte the layout does not define is non-zero.
+    ReservedZero {
+        /// Record byte.
+        offset: u8,
+        /// Its value.
+        value: u8,
+    },
+    /// An ADDR8 outside EC-22's map.
+    IsValidAddr8 {
+        /// Which address.
+        operand: Operand,
+        /// The ADDR8.
+        addr: u64,
+    },
+    /// A form the emulator does not execute.
+    EmuOpcodeSupported {
+        /// The opcode.
+        opcode: Opcode,
+        /// What is outside the supported forms.
+        why: Unsupported,
+    },
+    /// S4D4_PL reserved0/reserved1 non-zero.
+    S4d4PlReservedZero {
+        /// Record byte.
+        offset: u8,
+        /// Its value.
+        value: u8,
+    },
+    /// A dtype byte that is not allowed on that side.
+    DtypeInvalidCheck {
+        /// in or out.
+        operand: Operand,
+        /// The byte.
+        dtype: Dtype,
+    },
+    /// FP32R as in_dtype.
+    DtypeFp32rIllegalCheck,
+    /// Start partition + channels > 128 (EC-7).
+    StartAddrActiveChannels {
+        /// src or dst.
+        operand: Operand,
+        /// Start partition.
+        partition: u32,
+        /// num_active_channels.
+        channels: u8,
+    },
+    /// pool_func not legal for the opcode.
+    HasValidPooltype {
+        /// The opcode.
+        opcode: Opcode,
+        /// The byte.
+        pool_func: PoolFunc,
+    },
+    /// pool_dim not X, XY, XYZ or XYZW (EC-8).
+    IsValidSubdim {
+        /// The byte.
+        pool_dim: PoolDim,
+    },
+    /// num_active_channels not in 1..=128.
+    HasValidActiveChannelRange {
+        /// The byte.
+        channels: u8,
+    },
+    /// MaxPoolSelect out_dtype not UINT8/UINT16/UINT32.
+    S4d4PlDtypeCheck {
+        /// out_dtype.
+        out_dtype: Dtype,
+    },
+    /// A TENSOR4D descriptor is not valid.
+    Tensor4dValid {
+        /// src or dst.
+        operand: Operand,
+        /// Why.
+        why: TensorFault,
+    },
+    /// pool_scale not 1.0 (MAX, MaxPoolSelect) or not finite-normal (AVG, EC-9).
+    S4d4PoolScaleValid {
+        /// The function.
+        pool_func: PoolFunc,
+        /// The f32 bits.
+        bits: u32,
+    },
+    /// Register, indirect or shape-from-register addressing (EC-5), or an
+    /// ADDR8 marker other than physical/VAR_ID (EC-22).
+    EmuAddrModeSupported {
+        /// src or dst.
+        operand: Operand,
+        /// The address.
+        addr: u64,
+    },
+    /// Register wait/update forms (EC-2) or EVENT_SEMAPHORE's second wait (EC-24).
+    EmuEventModeSupported {
+        /// Which field.
+        field: EventField,
+        /// The byte (for ExtendedWait: the first non-zero byte's value).
+        mode: u8,
+    },
+    /// A dtype the emulator does not execute (EC-13b).
+    EmuDtypeSupported {
+        /// in or out.
+        operand: Operand,
+        /// The dtype.
+        dtype: Dtype,
+    },
+    /// A walk leaves the active bytes of its partition (EC-6).
+    EmuFootprintInBounds {
+        /// src or dst.
+        operand: Operand,
+        /// The region.
+        region: Region,
+        /// First byte touched, relative to the partition.
+        lo: i64,
+        /// One past the last byte touched.
+        hi: i64,
+        /// Active bytes per partition.
+        active: u32,
+    },
+    /// EC-10's window/output rules.
+    EmuPoolShape {
+        /// Why.
+        why: ShapeFault,
+    },
+    /// EC-21: bytes shared within one record.
+    EmuOverlap {
+        /// Why.
+        why: OverlapFault,
+    },
+}
+
+impl Fail {
+    /// The predicate's name, exactly as SPEC §5 spells it.
+    pub const fn predicate(&self) -> &'static str {
+        match self {
+            Fail::IsValidEnum { .. } => "is_valid_enum",
+            Fail::InstructionEngineCheck { .. } => "instruction_engine_check",
+            Fail::HasValidInstLen { .. } => "has_valid_inst_len",
+            Fail::ValidEventModes { .. } => "valid_event_modes",
+            Fail::ReservedZero { .. } => "reserved_zero",
+            Fail::IsValidAddr8 { .. } => "is_valid_addr8",
+            Fail::EmuOpcodeSupported { .. } => "emu_opcode_supported",
+            Fail::S4d4PlReservedZero { .. } => "s4d4_pl_reserved_zero",
+            Fail::DtypeInvalidCheck { .. } => "dtype_invalid_check",
+            Fail::DtypeFp32rIllegalCheck => "dtype_fp32r_illegal_check",
+            Fail::StartAddrActiveChannels { .. } => "start_addr_active_channels",
+            Fail::HasValidPooltype { .. } => "has_valid_pooltype",
+            Fail::IsValidSubdim { .. } => "is_valid_subdim",
+            Fail::HasValidActiveChannelRange { .. } => "has_valid_active_channel_range",
+            Fail::S4d4PlDtypeCheck { .. } => "s4d4_pl_dtype_check",
+            Fail::Tensor4dValid { .. } => "tensor4d_valid",
+            Fail::S4d4PoolScaleValid { .. } => "s4d4_pool_scale_valid",
+            Fail::EmuAddrModeSupported { .. } => "emu_addr_mode_supported",
+            Fail::EmuEventModeSupported { .. } => "emu_event_mode_supported",
+            Fail::EmuDtypeSupported { .. } => "emu_dtype_supported",
+            Fail::EmuFootprintInBounds { .. } => "emu_footprint_in_bounds",
+            Fail::EmuPoolShape { .. } => "emu_pool_shape",
+            Fail::EmuOverlap { .. } => "emu_overlap",
+        }
+    }
+
+    /// The human-readable detail: the field, its byte offset and the offending value.
+    pub fn detail(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Writes the detail only (the predicate name is [`Fail::predicate`]).
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Fail::IsValidEnum { opcode } => match opcode.name() {
+                Some(n) if opcode.is_pseudo() => write!(
+                    f,
+                    "opcode byte 0 = 0x{:02X} is the pseudo-opcode {n}; lower the stream first",
+                    opcode.0
+                ),
+                _ => write!(f, "opcode byte 0 = 0x{:02X} is not a device opcode", opcode.0),
+            },
+            Fail::InstructionEngineCheck { opcode, engine } => {
+                write!(f, "{opcode} may not run on the {engine} engine")
+            }
+            Fail::HasValidInstLen { len } => write!(f, "inst_word_len byte 1 = {len}, must be 16"),
+            Fail::ValidEventModes { field, mode } => match field {
+                EventField::Update => write!(f, "update_mode byte 6 = 0x{mode:02X}"),
+                _ => write!(f, "wait_mode byte 4 = 0x{mode:02X}"),
+            },
+            Fail::ReservedZero { offset, value } | Fail::S4d4PlReservedZero { offset, value } => {
+                write!(f, "reserved byte {offset} = 0x{value:02X}, must be 0")
+            }
+            Fail::IsValidAddr8 { operand, addr } => {
+                write!(f, "{} ADDR8 0x{addr:016X} is outside the map", operand.name())
+            }
+            Fail::EmuOpcodeSupported { opcode, why } => write_unsupported(f, opcode, why),
+            Fail::DtypeInvalidCheck { operand, dtype } => write!(
+                f,
+                "{} byte {} = {dtype} is not allowed",
+                operand.dtype_field(),
+                dtype_offset(operand)
+            ),
+            Fail::DtypeFp32rIllegalCheck => write!(f, "in_dtype byte 32 = fp32r is output-only"),
+            Fail::StartAddrActiveChannels {
+                operand,
+                partition,
+                channels,
+            } => write!(
+                f,
+                "{} start partition {partition} + num_active_channels {channels} > 128",
+                operand.name()
+            ),
+            Fail::HasValidPooltype { opcode, pool_func } => match opcode {
+                Opcode::MAX_POOL_SELECT => {
+                    write!(f, "pool_func byte 36 = {pool_func}; MAX_POOL_SELECT needs none")
+                }
+                _ => write!(f, "pool_func byte 36 = {pool_func}; POOL needs max or avg"),
+            },
+            Fail::IsValidSubdim { pool_dim } => {
+                write!(f, "pool_dim byte 37 = {pool_dim}; must be x, xy, xyz or xyzw")
+            }
+            Fail::HasValidActiveChannelRange { channels } => {
+                write!(f, "num_active_channels byte 34 = {channels}; must be 1..=128")
+            }
+            Fail::S4d4PlDtypeCheck { out_dtype } => write!(
+                f,
+                "out_dtype byte 33 = {out_dtype}; MAX_POOL_SELECT writes uint8, uint16 or uint32"
+            ),
+            Fail::Tensor4dValid { operand, why } => {
+                let o = operand.name();
+                match why {
+                    TensorFault::Region { addr } => {
+                        write!(f, "{o} address 0x{addr:08X} is in neither SBUF nor PSUM")
+                    }
+                    TensorFault::RegisterMode { addr } => write!(
+                        f,
+                        "{o} register-mode address 0x{addr:08X}: id must be < 64 and bits 8..30 zero"
+                    ),
+                    TensorFault::Alignment { addr, align } => {
+                        write!(f, "{o} address 0x{addr:08X} is not {align}-byte aligned")
+                    }
+                    TensorFault::PsumWriteDtype { dtype } => {
+                        write!(f, "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype")
+                    }
+                    TensorFault::ZeroNum { dim } => write!(f, "{o} num_elem[{dim}] = 0"),
+                }
+            }
+            Fail::S4d4PoolScaleValid { pool_func, bits } => {
+                let v = f32::from_bits(bits);
+                if pool_func == PoolFunc::AVG_POOL {
+                    write!(
+                        f,
+                        "pool_scale byte 40 = {v:e} (0x{bits:08X}); avg needs a finite normal scale"
+                    )
+                } else {
+                    write!(f, "pool_scale byte 40 = {v:e} (0x{bits:08X}); must be exactly 1.0")
+                }
+            }
+            Fail::EmuAddrModeSupported { operand, addr } => write!(
+                f,
+                "{} address 0x{addr:X} uses register, indirect or shape-from-register addressing (EC-5/EC-22)",
+                operand.name()
+            ),
+            Fail::EmuEventModeSupported { field, mode } => match field {
+                EventField::Wait => write!(f, "register wait form 0x{mode:02X} not emulated (EC-2)"),
+                EventField::Update => {
+                    write!(f, "register update form 0x{mode:02X} not emulated (EC-2)")
+                }
+                EventField::ExtendedWait => {
+                    write!(f, "EVENT_SEMAPHORE second wait (bytes 12..64) not emulated (EC-24)")
+                }
+            },
+            Fail::EmuDtypeSupported { operand, dtype } => write!(
+                f,
+                "{} = {dtype} is not executed by the emulator (EC-13b)",
+                operand.dtype_field()
+            ),
+            Fail::EmuFootprintInBounds {
+                operand,
+                region,
+                lo,
+                hi,
+                active,
+            } => write!(
+                f,
+                "{} walk touches bytes [{lo}, {hi}) of each {} partition; active bytes are [0, {active}) (EC-6)",
+                operand.name(),
+                region.name()
+            ),
+            Fail::EmuPoolShape { why } => match why {
+                ShapeFault::DstCount { outputs, dst } => write!(
+                    f,
+                    "src makes {outputs} outputs per lane but the dst walk holds {dst} (EC-10)"
+                ),
+                ShapeFault::TooLarge { elements } => {
+                    write!(f, "{elements} input elements per lane > 2^24 (EC-10)")
+                }
+                ShapeFault::IndexRange { period, dtype } => write!(
+                    f,
+                    "window of {period} elements: index {} does not fit {dtype} (EC-10)",
+                    period - 1
+                ),
+            },
+            Fail::EmuOverlap { why } => match why {
+                OverlapFault::SrcDst { region, offset } => write!(
+                    f,
+                    "src and dst share {} byte offset {offset} (EC-21)",
+                    region.name()
+                ),
+                OverlapFault::Outputs { offset } => {
+                    write!(f, "two outputs share byte offset {offset} (EC-21)")
+                }
+            },
+        }
+    }
+}
+
+fn dtype_offset(o: Operand) -> u8 {
+    match o {
+        Operand::Src => 32,
+        Operand::Dst => 33,
+    }
+}
+
+fn write_unsupported(f: &mut fmt::Formatter<'_>, opcode: Opcode, why: Unsupported) -> fmt::Result {
+    match why {
+        Unsupported::NotEmulated => write!(f, "{opcode} is known but not emulated"),
+        Unsupported::RegisterId { offset, id } => {
+            write!(f, "register id byte {offset} = {id}; must be < 64")
+        }
+        Unsupported::Immediate { offset, value } => {
+            write!(f, "immediate at byte {offset} = {value} does not fit i32")
+        }
+        Unsupported::AluOp(op) => write!(f, "ALU op byte 12 = {op}; only ADD 4 and SUB 5 (EC-27)"),
+        Unsupported::CompareOp(op) => write!(
+            f,
+            "compare op byte 12 = {op}; only ALWAYS 0, EQIMM 3, GTIMM 6 (EC-28)"
+        ),
+        Unsupported::TargetMode(m) => write!(
+            f,
+            "target mode byte 14 = {m}; only REGISTER 1 and REL_IMM 3 (EC-28)"
+        ),
+        Unsupported::ControlDtype(d) => write!(f, "dtype byte 13 = {d} not supported for {opcode}"),
+        Unsupported::ComputeOp(op) => {
+            write!(f, "compute_op byte 15 = {op}: reduce-on-copy not emulated (EC-23)")
+        }
+        Unsupported::ElemSizeZero(o) => write!(f, "{} element size is 0 (EC-23)", o.name()),
+        Unsupported::DmaDtypes { src, dst } => {
+            write!(f, "dtype pair {src} -> {dst} not executable (EC-23, EC-13b)")
+        }
+        Unsupported::DmaElemSize { src, dst } => write!(
+            f,
+            "element sizes {src}/{dst} do not match the dtypes (EC-23)"
+        ),
+        Unsupported::DmaCounts { src, dst } => {
+            write!(f, "src walk holds {src} elements, dst walk {dst} (EC-23)")
+        }
+    }
+}

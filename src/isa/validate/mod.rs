@@ -1,0 +1,163 @@
+//! Validation: one predicate tree (SPEC §5) with two faces.
+//!
+//! [`check`] walks the tree and returns the first failing predicate as a
+//! [`Fail`] carrying the offending values; [`is_valid`] is `check(..).is_ok()`.
+//! There is no second copy of the tree, so the fast face and the diagnostic
+//! face cannot disagree.
+
+mod control;
+mod fail;
+mod footprint;
+mod s4d4;
+
+pub use fail::{EventField, Fail, Operand, OverlapFault, ShapeFault, TensorFault, Unsupported};
+
+use super::enums::Engine;
+use super::opcode::OpcodeClass;
+use super::record::Record;
+use super::stream::{StreamError, records};
+use crate::limits::{Arch, INST_WORD_LEN};
+use std::fmt;
+
+/// Where a record is validated for: the engine whose stream holds it and the generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Target {
+    /// The engine (SPEC §2's legality column, EC-25).
+    pub engine: Engine,
+    /// The generation (SPEC §3 geometry).
+    pub arch: Arch,
+}
+
+impl Target {
+    /// The POOL engine on `arch`.
+    pub const fn pool(arch: Arch) -> Target {
+        Target {
+            engine: Engine::Pool,
+            arch,
+        }
+    }
+}
+
+/// The diagnostic face: the first failing predicate, in SPEC §5 order.
+pub fn check(r: &Record, t: Target) -> Result<(), Fail> {
+    let h = r.header();
+    let class = h.opcode.class();
+    // 1. is_valid_enum (EC-33: before the engine check).
+    if matches!(class, OpcodeClass::Pseudo | OpcodeClass::Unknown) {
+        return Err(Fail::IsValidEnum { opcode: h.opcode });
+    }
+    // 2. instruction_engine_check (EC-25).
+    if !h.opcode.legal_on(t.engine) {
+        return Err(Fail::InstructionEngineCheck {
+            opcode: h.opcode,
+            engine: t.engine,
+        });
+    }
+    // 3. has_valid_inst_len (EC-37: the debug bytes are not checked).
+    if h.inst_word_len != INST_WORD_LEN {
+        return Err(Fail::HasValidInstLen {
+            len: h.inst_word_len,
+        });
+    }
+    // 4. valid_event_modes.
+    let ev = r.events();
+    if !ev.wait_mode.is_valid() {
+        return Err(Fail::ValidEventModes {
+            field: EventField::Wait,
+            mode: ev.wait_mode.0,
+        });
+    }
+    if !ev.update_mode.is_valid() {
+        return Err(Fail::ValidEventModes {
+            field: EventField::Update,
+            mode: ev.update_mode.0,
+        });
+    }
+    // 5./6./7. per class.
+    match class {
+        OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
+            opcode: h.opcode,
+            why: Unsupported::NotEmulated,
+        }),
+        OpcodeClass::Control | OpcodeClass::Dma => control::check(r, t),
+        OpcodeClass::S4d4Pl => s4d4::check(r, t),
+        OpcodeClass::Pseudo | OpcodeClass::Unknown => unreachable!("rejected above"),
+    }
+}
+
+/// The fast face: the same tree as [`check`].
+#[inline]
+pub fn is_valid(r: &Record, t: Target) -> bool {
+    check(r, t).is_ok()
+}
+
+/// EC-2: the register wait/update forms, checked by every record class after
+/// its hardware predicates.
+pub(crate) fn check_event_modes_emulated(r: &Record) -> Result<(), Fail> {
+    let ev = r.events();
+    if !ev.wait_mode.emu_supported() {
+        return Err(Fail::EmuEventModeSupported {
+            field: EventField::Wait,
+            mode: ev.wait_mode.0,
+        });
+    }
+    if !ev.update_mode.emu_supported() {
+        return Err(Fail::EmuEventModeSupported {
+            field: EventField::Update,
+            mode: ev.update_mode.0,
+        });
+    }
+    Ok(())
+}
+
+/// An invalid record in a stream: where it is and which predicate failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidRecord {
+    /// Byte offset of the record in its stream.
+    pub offset: usize,
+    /// The record's opcode byte.
+    pub opcode: u8,
+    /// The failing predicate.
+    pub fail: Fail,
+}
+
+/// The runtime's message (seed 004): `Found invalid instruction! opcode=<u>, offset=<u>: <predicate> (<detail>)`.
+impl fmt::Display for InvalidRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Found invalid instruction! opcode={}, offset={}: {} ({})",
+            self.opcode,
+            self.offset,
+            self.fail.predicate(),
+            self.fail
+        )
+    }
+}
+
+impl std::error::Error for InvalidRecord {}
+
+/// Why a stream did not validate.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamInvalid {
+    /// The bytes are not a stream (input error).
+    #[error(transparent)]
+    Malformed(#[from] StreamError),
+    /// A record failed a predicate.
+    #[error(transparent)]
+    Invalid(#[from] InvalidRecord),
+}
+
+/// Validates every record of a stream; stops at the first invalid one.
+pub fn validate_stream(bytes: &[u8], t: Target) -> Result<usize, StreamInvalid> {
+    let mut n = 0;
+    for (offset, r) in records(bytes)? {
+        check(&r, t).map_err(|fail| InvalidRecord {
+            offset,
+            opcode: r.0[0],
+            fail,
+        })?;
+        n += 1;
+    }
+    Ok(n)
+}

@@ -1,0 +1,2 @@
+//! The `tpb-emu` command line.
+fn main() {}
