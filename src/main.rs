@@ -1,2 +1,130 @@
-//! The `tpb-emu` command line.
-fn main() {}
+//! The `tpb-emu` command line. Exit codes: see [`tpb_emu::cli::Exit`].
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tpb_emu::cli::{self, CliError, Exit};
+use tpb_emu::isa::Engine;
+use tpb_emu::isa::validate::Target;
+use tpb_emu::limits::Arch;
+
+#[derive(Parser)]
+#[command(name = "tpb-emu", version, about = "Emulator of the AWS Neuron TPB POOL engine")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineArg {
+    Pe,
+    Act,
+    Pool,
+    Dve,
+    Sp,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Pe => Engine::Pe,
+            EngineArg::Act => Engine::Act,
+            EngineArg::Pool => Engine::Pool,
+            EngineArg::Dve => Engine::Dve,
+            EngineArg::Sp => Engine::Sp,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ArchArg {
+    Sunda,
+    Cayman,
+    Mariana,
+}
+
+impl From<ArchArg> for Arch {
+    fn from(a: ArchArg) -> Arch {
+        match a {
+            ArchArg::Sunda => Arch::Sunda,
+            ArchArg::Cayman => Arch::Cayman,
+            ArchArg::Mariana => Arch::Mariana,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate every record of a raw stream (exit 3 on the first invalid one).
+    Validate {
+        /// The stream: raw 64-byte records.
+        file: PathBuf,
+        /// The engine whose stream this is.
+        #[arg(long, value_enum, default_value = "pool")]
+        engine: EngineArg,
+        /// The silicon generation.
+        #[arg(long, value_enum, default_value = "cayman")]
+        arch: ArchArg,
+        /// One JSON object per record; goes on past invalid records.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a stream as text, one line per record.
+    Disasm {
+        /// The stream: raw 64-byte records.
+        file: PathBuf,
+    },
+    /// Assemble text into a raw stream.
+    Asm {
+        /// The text (.tpbs).
+        file: PathBuf,
+        /// Where to write the records.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Run the built-in example.
+    Demo,
+}
+
+fn run(args: Args) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.command {
+        Command::Validate {
+            file,
+            engine,
+            arch,
+            json,
+        } => {
+            let target = Target {
+                engine: engine.into(),
+                arch: arch.into(),
+            };
+            cli::validate::run(&file, target, json, &mut out)
+        }
+        Command::Disasm { file } => cli::disasm::run(&file, &mut out),
+        Command::Asm { file, output } => {
+            let n = cli::asm::run(&file, &output)?;
+            writeln!(out, "{n} records written to {}", output.display())
+                .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+        }
+        Command::Demo => cli::demo::run(&mut out),
+    }
+}
+
+fn main() -> ExitCode {
+    // A bug must still honour the exit-code contract: report it as an internal error (1), not 101.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("tpb-emu: internal error: {info}");
+        std::process::exit(Exit::Exec as i32);
+    }));
+    let args = Args::parse();
+    match run(args) {
+        Ok(()) => Exit::Ok.into(),
+        Err(e) => {
+            eprintln!("tpb-emu: {e}");
+            e.exit().into()
+        }
+    }
+}

@@ -9,6 +9,7 @@ pub mod enums;
 pub mod opcode;
 pub mod record;
 pub mod s4d4_pl;
+pub mod samples;
 pub mod stream;
 pub mod tensor;
 pub mod text;
