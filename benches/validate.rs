@@ -1,1 +1,82 @@
-fn main() {}
+//! Validation throughput: a stream of 1M valid Pool records, as records/s,
+//! beside a memcpy of the same bytes measured in the same run.
+//!
+//! Run: `cargo bench --bench validate` (one thread).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use tpb_emu::isa::enums::PoolFunc;
+use tpb_emu::isa::samples::seed_pool;
+use tpb_emu::isa::validate::{Target, validate_stream};
+use tpb_emu::isa::{Addr4, Region};
+
+const RECORDS: usize = 1_000_000;
+
+/// Best of `reps` timings of `f`.
+fn best(reps: usize, mut f: impl FnMut()) -> Duration {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .expect("reps > 0")
+}
+
+fn main() {
+    // Valid records that differ: MAX/AVG, channel counts, partitions and offsets.
+    let mut bytes = Vec::with_capacity(RECORDS * 64);
+    for i in 0..RECORDS {
+        let func = if i % 2 == 0 {
+            PoolFunc::MAX_POOL
+        } else {
+            PoolFunc::AVG_POOL
+        };
+        let ch = 1 + (i % 64) as u8;
+        let mut p = seed_pool(func, ch);
+        let off = 0x200 * (i % 100) as u32;
+        let part = (i % 64) as u32;
+        p.src.addr = Addr4::new(Region::Sbuf, part, off);
+        p.dst.addr = Addr4::new(Region::Sbuf, part, off + 0x100);
+        bytes.extend_from_slice(&p.encode().0);
+    }
+    let target = Target::default();
+    assert_eq!(validate_stream(&bytes, target).expect("all valid"), RECORDS);
+
+    let validate = best(5, || {
+        black_box(validate_stream(black_box(&bytes), target).ok());
+    });
+    let mut copy = vec![0u8; bytes.len()];
+    let memcpy = best(5, || {
+        copy.copy_from_slice(black_box(&bytes));
+        black_box(&copy);
+    });
+
+    let gb = bytes.len() as f64 / 1e9;
+    let v = validate.as_secs_f64();
+    let m = memcpy.as_secs_f64();
+    println!(
+        "validate: {RECORDS} valid Pool records ({:.0} MB), best of 5, one thread",
+        gb * 1e3
+    );
+    println!(
+        "{:<10} {:>12} {:>14} {:>10}",
+        "what", "time (ms)", "records/s", "GB/s"
+    );
+    println!(
+        "{:<10} {:>12.2} {:>14.3e} {:>10.2}",
+        "validate",
+        v * 1e3,
+        RECORDS as f64 / v,
+        gb / v
+    );
+    println!(
+        "{:<10} {:>12.2} {:>14.3e} {:>10.2}",
+        "memcpy",
+        m * 1e3,
+        RECORDS as f64 / m,
+        gb / m
+    );
+    println!("validate/memcpy time ratio: {:.1}", v / m);
+}

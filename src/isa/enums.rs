@@ -15,6 +15,24 @@ macro_rules! open_enum {
             /// Every named value with its text name.
             pub const NAMES: &'static [($ty, &'static str)] = &[$(($ty($val), $name),)*];
 
+            /// Which bytes are named values: a table built at compile time so
+            /// the validator's membership tests are one load.
+            const NAMED: [bool; 256] = {
+                let mut t = [false; 256];
+                let mut i = 0;
+                while i < Self::NAMES.len() {
+                    t[Self::NAMES[i].0.0 as usize] = true;
+                    i += 1;
+                }
+                t
+            };
+
+            /// True when the byte is one of the named values.
+            #[inline]
+            pub const fn is_named(self) -> bool {
+                Self::NAMED[self.0 as usize]
+            }
+
             /// The text name, if the byte is a named value.
             pub fn name(self) -> Option<&'static str> {
                 Self::NAMES.iter().find(|e| e.0 == self).map(|e| e.1)
@@ -85,14 +103,15 @@ open_enum! {
 
 impl Dtype {
     /// Element size in bytes, for the values of the enum (INVALID and bytes >= 0x10 have none).
+    #[inline]
     pub const fn size(self) -> Option<u32> {
-        Some(match self.0 {
-            0x2 | 0x3 | 0xD | 0xE | 0xF => 1,
-            0x4..=0x7 => 2,
-            0x8..=0xB => 4,
-            0x1 | 0xC => 8,
-            _ => return None,
-        })
+        // Indexed by the dtype byte; 0 = no size. A table keeps the validator branch-free.
+        const SIZES: [u8; 16] = [0, 8, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 1, 1, 1];
+        if self.0 < 16 && SIZES[self.0 as usize] != 0 {
+            Some(SIZES[self.0 as usize] as u32)
+        } else {
+            None
+        }
     }
 
     /// True for the floating-point dtypes (fp8 included).
@@ -192,8 +211,9 @@ open_enum! {
 
 impl WaitMode {
     /// In SPEC §1's set of valid wait modes (`valid_event_modes`).
-    pub fn is_valid(self) -> bool {
-        self.name().is_some()
+    #[inline]
+    pub const fn is_valid(self) -> bool {
+        self.is_named()
     }
     /// EC-2: the register forms are valid encodings the emulator does not run.
     pub const fn emu_supported(self) -> bool {
@@ -246,8 +266,9 @@ open_enum! {
 
 impl UpdateMode {
     /// In SPEC §1's set of valid update modes (`valid_event_modes`).
-    pub fn is_valid(self) -> bool {
-        self.name().is_some()
+    #[inline]
+    pub const fn is_valid(self) -> bool {
+        self.is_named()
     }
     /// EC-2: the register forms are valid encodings the emulator does not run.
     pub const fn emu_supported(self) -> bool {
@@ -281,7 +302,13 @@ pub enum Engine {
 
 impl Engine {
     /// The five engines in index order.
-    pub const ALL: [Engine; 5] = [Engine::Pe, Engine::Act, Engine::Pool, Engine::Dve, Engine::Sp];
+    pub const ALL: [Engine; 5] = [
+        Engine::Pe,
+        Engine::Act,
+        Engine::Pool,
+        Engine::Dve,
+        Engine::Sp,
+    ];
 
     /// Lower-case name used by the CLI and manifests.
     pub const fn name(self) -> &'static str {

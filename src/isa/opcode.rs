@@ -101,6 +101,22 @@ opcodes! {
 /// The pseudo band (seed 004): `0xC1..=0xDF`.
 const PSEUDO_BAND: std::ops::RangeInclusive<u8> = 0xC1..=0xDF;
 
+/// The class of every byte, built at compile time from [`TABLE`] and the pseudo band.
+const CLASS: [OpcodeClass; 256] = {
+    let mut t = [OpcodeClass::Unknown; 256];
+    let mut b = *PSEUDO_BAND.start() as usize;
+    while b <= *PSEUDO_BAND.end() as usize {
+        t[b] = OpcodeClass::Pseudo;
+        b += 1;
+    }
+    let mut i = 0;
+    while i < TABLE.len() {
+        t[TABLE[i].0.0 as usize] = TABLE[i].2;
+        i += 1;
+    }
+    t
+};
+
 impl Opcode {
     fn entry(self) -> Option<&'static (Opcode, &'static str, OpcodeClass)> {
         TABLE.iter().find(|e| e.0 == self)
@@ -117,25 +133,23 @@ impl Opcode {
     }
 
     /// What the emulator does with this opcode.
-    pub fn class(self) -> OpcodeClass {
-        match self.entry() {
-            Some(e) => e.2,
-            None if PSEUDO_BAND.contains(&self.0) => OpcodeClass::Pseudo,
-            None => OpcodeClass::Unknown,
-        }
+    #[inline]
+    pub const fn class(self) -> OpcodeClass {
+        CLASS[self.0 as usize]
     }
 
     /// True for the host-only pseudo band.
-    pub fn is_pseudo(self) -> bool {
-        self.class() == OpcodeClass::Pseudo
+    pub const fn is_pseudo(self) -> bool {
+        matches!(self.class(), OpcodeClass::Pseudo)
     }
 
     /// EC-25: may a record with this opcode sit in `engine`'s stream?
     /// POOL-table opcodes and the S4D4_PL pair run on POOL only; control and DMA
     /// records on every engine; pseudo and unknown opcodes nowhere.
-    pub fn legal_on(self, engine: Engine) -> bool {
+    #[inline]
+    pub const fn legal_on(self, engine: Engine) -> bool {
         match self.class() {
-            OpcodeClass::S4d4Pl | OpcodeClass::PoolNotEmulated => engine == Engine::Pool,
+            OpcodeClass::S4d4Pl | OpcodeClass::PoolNotEmulated => matches!(engine, Engine::Pool),
             OpcodeClass::Control | OpcodeClass::Dma => true,
             OpcodeClass::Pseudo | OpcodeClass::Unknown => false,
         }

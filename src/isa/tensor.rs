@@ -177,16 +177,14 @@ impl Tensor4d {
     /// Smallest and largest element index (relative to the start) the walk
     /// visits. A dim with num 1 never applies its step (SPEC §4). Requires
     /// every num non-zero.
+    #[inline(always)]
     pub fn index_range(&self) -> (i64, i64) {
         let mut lo = 0i64;
         let mut hi = 0i64;
         for d in 0..4 {
             let span = self.step[d] as i64 * (self.num[d] as i64 - 1).max(0);
-            if span < 0 {
-                lo += span;
-            } else {
-                hi += span;
-            }
+            lo += span.min(0);
+            hi += span.max(0);
         }
         (lo, hi)
     }
@@ -210,19 +208,28 @@ impl Tensor4d {
     /// True when no two points of the walk share an element index, decided by a
     /// sufficient test: ordering the applied dims by |step|, each step exceeds
     /// the span of the dims below it. `false` means "not proven", not "overlaps".
+    #[inline(always)]
     pub fn provably_injective(&self) -> bool {
-        let mut dims: [(i64, i64); 4] = [(0, 0); 4];
-        let mut k = 0;
-        for d in 0..4 {
-            if self.num[d] > 1 {
-                dims[k] = ((self.step[d] as i64).abs(), self.num[d] as i64 - 1);
-                k += 1;
+        // (|step|, num - 1) per dim; a dim with num 1 contributes (0, 0) and is skipped.
+        let mut d: [(i64, i64); 4] = std::array::from_fn(|i| {
+            let n = (self.num[i] as i64 - 1).max(0);
+            if n == 0 {
+                (0, 0)
+            } else {
+                ((self.step[i] as i64).abs(), n)
+            }
+        });
+        // A 5-comparator sorting network on |step|.
+        for (a, b) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+            if d[a].0 > d[b].0 {
+                d.swap(a, b);
             }
         }
-        let dims = &mut dims[..k];
-        dims.sort_unstable();
         let mut span = 0i64;
-        for &(step, n) in dims.iter() {
+        for (step, n) in d {
+            if n == 0 {
+                continue;
+            }
             if step <= span {
                 return false;
             }
@@ -243,7 +250,10 @@ mod tests {
         let l = Addr4(0x0200_8004).location().unwrap();
         assert_eq!((l.region, l.partition, l.offset), (Region::Psum, 1, 4));
         assert!(Addr4(0x0240_0000).location().is_none());
-        assert_eq!(Addr4::new(Region::Psum, 127, 8).0, 0x0200_0000 + (127 << 15) + 8);
+        assert_eq!(
+            Addr4::new(Region::Psum, 127, 8).0,
+            0x0200_0000 + (127 << 15) + 8
+        );
     }
 
     #[test]
@@ -263,7 +273,10 @@ mod tests {
 
     #[test]
     fn bytes_round_trip() {
-        let t = Tensor4d::new(Addr4(0x8000_0005), [(7, -3), (1, 0), (65535, 32767), (2, -32768)]);
+        let t = Tensor4d::new(
+            Addr4(0x8000_0005),
+            [(7, -3), (1, 0), (65535, 32767), (2, -32768)],
+        );
         assert_eq!(Tensor4d::from_bytes(&t.to_bytes()), t);
     }
 }

@@ -374,7 +374,11 @@ impl fmt::Display for Fail {
                     "opcode byte 0 = 0x{:02X} is the pseudo-opcode {n}; lower the stream first",
                     opcode.0
                 ),
-                _ => write!(f, "opcode byte 0 = 0x{:02X} is not a device opcode", opcode.0),
+                _ => write!(
+                    f,
+                    "opcode byte 0 = 0x{:02X} is not a device opcode",
+                    opcode.0
+                ),
             },
             Fail::InstructionEngineCheck { opcode, engine } => {
                 write!(f, "{opcode} may not run on the {engine} engine")
@@ -388,7 +392,11 @@ impl fmt::Display for Fail {
                 write!(f, "reserved byte {offset} = 0x{value:02X}, must be 0")
             }
             Fail::IsValidAddr8 { operand, addr } => {
-                write!(f, "{} ADDR8 0x{addr:016X} is outside the map", operand.name())
+                write!(
+                    f,
+                    "{} ADDR8 0x{addr:016X} is outside the map",
+                    operand.name()
+                )
             }
             Fail::EmuOpcodeSupported { opcode, why } => write_unsupported(f, opcode, why),
             Fail::DtypeInvalidCheck { operand, dtype } => write!(
@@ -409,15 +417,24 @@ impl fmt::Display for Fail {
             ),
             Fail::HasValidPooltype { opcode, pool_func } => match opcode {
                 Opcode::MAX_POOL_SELECT => {
-                    write!(f, "pool_func byte 36 = {pool_func}; MAX_POOL_SELECT needs none")
+                    write!(
+                        f,
+                        "pool_func byte 36 = {pool_func}; MAX_POOL_SELECT needs none"
+                    )
                 }
                 _ => write!(f, "pool_func byte 36 = {pool_func}; POOL needs max or avg"),
             },
             Fail::IsValidSubdim { pool_dim } => {
-                write!(f, "pool_dim byte 37 = {pool_dim}; must be x, xy, xyz or xyzw")
+                write!(
+                    f,
+                    "pool_dim byte 37 = {pool_dim}; must be x, xy, xyz or xyzw"
+                )
             }
             Fail::HasValidActiveChannelRange { channels } => {
-                write!(f, "num_active_channels byte 34 = {channels}; must be 1..=128")
+                write!(
+                    f,
+                    "num_active_channels byte 34 = {channels}; must be 1..=128"
+                )
             }
             Fail::S4d4PlDtypeCheck { out_dtype } => write!(
                 f,
@@ -437,7 +454,10 @@ impl fmt::Display for Fail {
                         write!(f, "{o} address 0x{addr:08X} is not {align}-byte aligned")
                     }
                     TensorFault::PsumWriteDtype { dtype } => {
-                        write!(f, "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype")
+                        write!(
+                            f,
+                            "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
+                        )
                     }
                     TensorFault::ZeroNum { dim } => write!(f, "{o} num_elem[{dim}] = 0"),
                 }
@@ -450,7 +470,10 @@ impl fmt::Display for Fail {
                         "pool_scale byte 40 = {v:e} (0x{bits:08X}); avg needs a finite normal scale"
                     )
                 } else {
-                    write!(f, "pool_scale byte 40 = {v:e} (0x{bits:08X}); must be exactly 1.0")
+                    write!(
+                        f,
+                        "pool_scale byte 40 = {v:e} (0x{bits:08X}); must be exactly 1.0"
+                    )
                 }
             }
             Fail::EmuAddrModeSupported { operand, addr } => write!(
@@ -459,12 +482,17 @@ impl fmt::Display for Fail {
                 operand.name()
             ),
             Fail::EmuEventModeSupported { field, mode } => match field {
-                EventField::Wait => write!(f, "register wait form 0x{mode:02X} not emulated (EC-2)"),
+                EventField::Wait => {
+                    write!(f, "register wait form 0x{mode:02X} not emulated (EC-2)")
+                }
                 EventField::Update => {
                     write!(f, "register update form 0x{mode:02X} not emulated (EC-2)")
                 }
                 EventField::ExtendedWait => {
-                    write!(f, "EVENT_SEMAPHORE second wait (bytes 12..64) not emulated (EC-24)")
+                    write!(
+                        f,
+                        "EVENT_SEMAPHORE second wait (bytes 12..64) not emulated (EC-24)"
+                    )
                 }
             },
             Fail::EmuDtypeSupported { operand, dtype } => write!(
@@ -539,11 +567,17 @@ fn write_unsupported(f: &mut fmt::Formatter<'_>, opcode: Opcode, why: Unsupporte
         ),
         Unsupported::ControlDtype(d) => write!(f, "dtype byte 13 = {d} not supported for {opcode}"),
         Unsupported::ComputeOp(op) => {
-            write!(f, "compute_op byte 15 = {op}: reduce-on-copy not emulated (EC-23)")
+            write!(
+                f,
+                "compute_op byte 15 = {op}: reduce-on-copy not emulated (EC-23)"
+            )
         }
         Unsupported::ElemSizeZero(o) => write!(f, "{} element size is 0 (EC-23)", o.name()),
         Unsupported::DmaDtypes { src, dst } => {
-            write!(f, "dtype pair {src} -> {dst} not executable (EC-23, EC-13b)")
+            write!(
+                f,
+                "dtype pair {src} -> {dst} not executable (EC-23, EC-13b)"
+            )
         }
         Unsupported::DmaElemSize { src, dst } => write!(
             f,

@@ -29,8 +29,12 @@ impl<'a> Walk<'a> {
     /// Resolves an immediate-address walk and checks EC-6 (`emu_footprint_in_bounds`):
     /// every touched byte (negative steps included) lies in the active bytes of
     /// the lane's partition, in the region the walk starts in.
+    #[inline(always)]
     pub fn new(o: Operand, t: &'a Tensor4d, dtype: Dtype, arch: Arch) -> Result<Walk<'a>, Fail> {
-        let loc = t.addr.location().expect("tensor4d_valid checked the region");
+        let loc = t
+            .addr
+            .location()
+            .expect("tensor4d_valid checked the region");
         let size = dtype.size().expect("dtype validated") as i64;
         let (ilo, ihi) = t.index_range();
         let offset = loc.offset as i64;
@@ -58,7 +62,8 @@ impl<'a> Walk<'a> {
     }
 
     fn for_each_byte_start(&self, mut f: impl FnMut(i64)) {
-        self.tensor.for_each_index(|i| f(self.offset + i * self.size));
+        self.tensor
+            .for_each_index(|i| f(self.offset + i * self.size));
     }
 }
 
@@ -90,6 +95,7 @@ impl Bits {
 }
 
 /// EC-21 (`emu_overlap`): no two outputs share a byte, and src and dst share none.
+#[inline(always)]
 pub(crate) fn check_overlap(src: &Walk, dst: &Walk, channels: u32) -> Result<(), Fail> {
     let overlap = |why| Err(Fail::EmuOverlap { why });
     // Outputs: equal-size elements from one base are disjoint iff their indices differ.

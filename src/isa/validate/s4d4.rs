@@ -17,6 +17,7 @@ pub(super) fn check(r: &Record, t: Target) -> Result<(), Fail> {
 }
 
 /// The hardware predicates of `is_valid_s4d4_pl` (seed 000 §3.6), in SPEC §5 step 6 order.
+#[inline(always)]
 fn hardware(p: &S4d4Pl) -> Result<(), Fail> {
     // s4d4_pl_reserved_zero
     let reserved = [
@@ -86,6 +87,7 @@ fn hardware(p: &S4d4Pl) -> Result<(), Fail> {
 
 /// EC-7: start partition + num_active_channels <= 128. Register-mode addresses
 /// pass (resolved at run time, EC-5); so does an address outside SBUF/PSUM.
+#[inline(always)]
 fn start_addr_active_channels(o: Operand, t: &Tensor4d, channels: u8) -> Result<(), Fail> {
     if t.addr.is_register() {
         return Ok(());
@@ -103,6 +105,7 @@ fn start_addr_active_channels(o: Operand, t: &Tensor4d, channels: u8) -> Result<
 }
 
 /// `tensor4d_valid`: region, register-mode rule, alignment, PSUM write dtype, non-zero nums.
+#[inline(always)]
 fn tensor4d_valid(o: Operand, t: &Tensor4d, dtype: Dtype) -> Result<(), Fail> {
     let addr = t.addr.0;
     let fault = |why| Err(Fail::Tensor4dValid { operand: o, why });
@@ -116,7 +119,7 @@ fn tensor4d_valid(o: Operand, t: &Tensor4d, dtype: Dtype) -> Result<(), Fail> {
         let Some(loc) = t.addr.location() else {
             return fault(TensorFault::Region { addr });
         };
-        if t.addr.byte_addr() % size != 0 {
+        if t.addr.byte_addr() & (size - 1) != 0 {
             return fault(TensorFault::Alignment { addr, align: size });
         }
         if o == Operand::Dst && loc.region == Region::Psum && size != 4 {
@@ -130,6 +133,7 @@ fn tensor4d_valid(o: Operand, t: &Tensor4d, dtype: Dtype) -> Result<(), Fail> {
 }
 
 /// `s4d4_pool_scale_valid`: exactly 1.0 unless AVG; AVG needs finite and normal (EC-9).
+#[inline(always)]
 fn pool_scale_valid(p: &S4d4Pl) -> Result<(), Fail> {
     let s = p.pool_scale();
     let ok = if p.opcode() == Opcode::POOL && p.pool_func == PoolFunc::AVG_POOL {
@@ -148,6 +152,7 @@ fn pool_scale_valid(p: &S4d4Pl) -> Result<(), Fail> {
 }
 
 /// SPEC §5 step 7: the emulator's own checks, in order.
+#[inline(always)]
 fn emulator(r: &Record, p: &S4d4Pl, t: Target) -> Result<(), Fail> {
     // emu_addr_mode_supported (EC-5)
     for (o, ten) in [(Operand::Src, &p.src), (Operand::Dst, &p.dst)] {
@@ -181,12 +186,16 @@ fn emulator(r: &Record, p: &S4d4Pl, t: Target) -> Result<(), Fail> {
 }
 
 /// EC-10 (`emu_pool_shape`).
+#[inline(always)]
 fn pool_shape(p: &S4d4Pl) -> Result<(), Fail> {
-    let period = p.period().expect("pool_dim validated");
-    let elements = p.src.elements();
-    let outputs = elements / period;
+    let k = p.pool_dim.window_dims().expect("pool_dim validated");
+    // period divides the element count by construction: it is the product of
+    // the window dims' nums, and `outputs` is the product of the others.
+    let period: u64 = p.src.num[..k].iter().map(|&n| n as u64).product();
+    let outputs: u64 = p.src.num[k..].iter().map(|&n| n as u64).product();
+    let elements = period * outputs;
     let dst = p.dst.elements();
-    let why = if elements % period != 0 || dst != outputs {
+    let why = if dst != outputs {
         ShapeFault::DstCount { outputs, dst }
     } else if elements > MAX_POOL_ELEMENTS_PER_LANE {
         ShapeFault::TooLarge { elements }
