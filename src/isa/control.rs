@@ -55,9 +55,9 @@ pub mod off {
 
 /// CTRL_AL ALU ops the emulator runs (EC-27).
 pub mod alu {
-    /// reg[dst] = reg[src] + imm.
+    /// `reg[dst] = reg[src] + imm`.
     pub const ADD: u8 = 4;
-    /// reg[dst] = reg[src] - imm.
+    /// `reg[dst] = reg[src] - imm`.
     pub const SUB: u8 = 5;
 }
 
@@ -81,6 +81,7 @@ pub mod target {
 
 /// Record bytes (after the events band) that `op`'s layout does not define.
 pub fn undefined_bytes(op: Opcode) -> impl Iterator<Item = usize> {
+    #[allow(clippy::single_range_in_vec_init)] // byte ranges, not a vec of one range
     let defined: &'static [std::ops::Range<usize>] = match op {
         // EVENT_SEMAPHORE (EC-24: its 12..64 are a second wait, reported separately) and DRAIN.
         Opcode::EVENT_SEMAPHORE | Opcode::DRAIN => &[],

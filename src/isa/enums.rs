@@ -188,13 +188,13 @@ open_enum! {
         SEM_GT = 4, "sem_gt";
         /// `sem[idx] >= value` (signed).
         SEM_GE = 5, "sem_ge";
-        /// Until event[idx] is set.
+        /// Until `event[idx]` is set.
         EVT_SET = 6, "evt_set";
-        /// Until event[idx] is set, then clear it.
+        /// Until `event[idx]` is set, then clear it.
         EVT_SET_THEN_CLEAR = 7, "evt_set_then_clear";
-        /// Until event[idx] is clear.
+        /// Until `event[idx]` is clear.
         EVT_CLEAR = 14, "evt_clear";
-        /// Until event[idx] is clear, then set it.
+        /// Until `event[idx]` is clear, then set it.
         EVT_CLEAR_THEN_SET = 15, "evt_clear_then_set";
         /// Register form (EC-2: valid, not emulated).
         REG_EQ = 0x81, "reg_eq";
@@ -227,9 +227,9 @@ open_enum! {
     UpdateMode {
         /// No update.
         NONE = 0, "none";
-        /// Set event[idx].
+        /// Set `event[idx]`.
         EVT_SET = 1, "evt_set";
-        /// Clear event[idx].
+        /// Clear `event[idx]`.
         EVT_CLR = 2, "evt_clr";
         /// `sem[idx] += 1`.
         SEM_INC = 3, "sem_inc";

@@ -28,7 +28,11 @@ pub const fn seed_dst() -> Tensor4d {
 /// The seed's 4×4 → 2×2 example over `channels` lanes as one record:
 /// `POOL` with `func` MAX (scale 1.0) or AVG (scale 0.25), fp32 in and out.
 pub fn seed_pool(func: PoolFunc, channels: u8) -> S4d4Pl {
-    let scale = if func == PoolFunc::AVG_POOL { 0.25 } else { 1.0 };
+    let scale = if func == PoolFunc::AVG_POOL {
+        0.25
+    } else {
+        1.0
+    };
     S4d4Pl::new(
         Opcode::POOL,
         func,

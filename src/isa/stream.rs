@@ -23,10 +23,12 @@ pub fn records(bytes: &[u8]) -> Result<impl Iterator<Item = (usize, Record)> + '
     if bytes.len() % RECORD_BYTES != 0 {
         return Err(StreamError::Length { len: bytes.len() });
     }
-    Ok(bytes
-        .chunks_exact(RECORD_BYTES)
-        .enumerate()
-        .map(|(i, c)| (i * RECORD_BYTES, Record(c.try_into().expect("64-byte chunk")))))
+    Ok(bytes.chunks_exact(RECORD_BYTES).enumerate().map(|(i, c)| {
+        (
+            i * RECORD_BYTES,
+            Record(c.try_into().expect("64-byte chunk")),
+        )
+    }))
 }
 
 /// Concatenates records into a stream.
