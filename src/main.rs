@@ -10,7 +10,11 @@ use tpb_emu::isa::validate::Target;
 use tpb_emu::limits::Arch;
 
 #[derive(Parser)]
-#[command(name = "tpb-emu", version, about = "Emulator of the AWS Neuron TPB POOL engine")]
+#[command(
+    name = "tpb-emu",
+    version,
+    about = "Emulator of the AWS Neuron TPB POOL engine"
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,
@@ -85,6 +89,23 @@ enum Command {
     },
     /// Run the built-in example.
     Demo,
+    /// Run a POOL-engine stream on the CPU reference: load inputs, execute, dump outputs.
+    Exec {
+        /// The stream: raw 64-byte records.
+        file: PathBuf,
+        /// The silicon generation.
+        #[arg(long, value_enum, default_value = "cayman")]
+        arch: ArchArg,
+        /// Print the dispatch trace (one line per record, then the pool cores' lines).
+        #[arg(long)]
+        trace: bool,
+        /// ADDR=in.npy: write the array's bytes at ADDR (sbuf:P:OFF, psum:P:OFF or a hex ADDR4).
+        #[arg(long, value_name = "ADDR=NPY")]
+        load: Vec<String>,
+        /// ADDR:DTYPE:SHAPE=out.npy: after the run, write memory at ADDR as an array.
+        #[arg(long, value_name = "ADDR:DTYPE:SHAPE=NPY")]
+        dump: Vec<String>,
+    },
 }
 
 fn run(args: Args) -> Result<(), CliError> {
@@ -110,6 +131,22 @@ fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::Exec(format!("stdout: {e}")))
         }
         Command::Demo => cli::demo::run(&mut out),
+        Command::Exec {
+            file,
+            arch,
+            trace,
+            load,
+            dump,
+        } => {
+            let args = cli::exec::ExecArgs {
+                file,
+                arch: arch.into(),
+                trace,
+                loads: load,
+                dumps: dump,
+            };
+            cli::exec::run(&args, &mut out)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod asm;
 pub mod demo;
 pub mod disasm;
+pub mod exec;
 pub mod validate;
 
 use crate::isa::stream::StreamError;
@@ -72,9 +73,7 @@ impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
             CliError::Invalid(_) => Exit::Invalid,
-            CliError::Io { .. } | CliError::Stream { .. } | CliError::BadInput(_) => {
-                Exit::BadInput
-            }
+            CliError::Io { .. } | CliError::Stream { .. } | CliError::BadInput(_) => Exit::BadInput,
             CliError::Exec(_) => Exit::Exec,
             CliError::NoAdapter(_) => Exit::NoAdapter,
         }

@@ -1,2 +1,262 @@
 //! The emulated device: memory (SBUF/PSUM), the POOL engine dispatch, the CPU
 //! reference executor and (later) the wgpu executor.
+//!
+//! Validate first: the device runs only [`Validated`] records, and the only way
+//! to make one is [`Validated::new`], which runs [`crate::isa::validate::check`].
+//! A [`Program`] is a stream of them. [`run_program`] dispatches each record in
+//! order through the POOL engine's kernel table ([`dispatch`]) to an
+//! [`Executor`], the backend that runs the Pool datapath: [`CpuExecutor`] is
+//! the reference ([`pool`]); a GPU backend implements the same trait and must
+//! give the same bits, using the same conversions ([`convert`]).
+
+pub mod convert;
+pub mod dispatch;
+pub mod memory;
+pub mod pool;
+
+pub use dispatch::DispatchError;
+pub use memory::{DeviceMemory, MemError};
+pub use pool::{CpuOptions, PoolOp};
+
+use crate::isa::opcode::OpcodeClass;
+use crate::isa::record::Record;
+use crate::isa::stream::records;
+use crate::isa::validate::{InvalidRecord, StreamInvalid, Target, check};
+
+/// A record that validation accepted for a target, with its byte offset in
+/// its stream. The only constructor is [`Validated::new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Validated {
+    offset: usize,
+    record: Record,
+    target: Target,
+}
+
+impl Validated {
+    /// Validates `record` (SPEC §5) for `target`.
+    pub fn new(offset: usize, record: Record, target: Target) -> Result<Validated, InvalidRecord> {
+        match check(&record, target) {
+            Ok(()) => Ok(Validated {
+                offset,
+                record,
+                target,
+            }),
+            Err(fail) => Err(InvalidRecord {
+                offset,
+                opcode: record.0[0],
+                fail,
+            }),
+        }
+    }
+
+    /// Byte offset of the record in its stream.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The record.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// What it was validated for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+}
+
+/// A validated stream: every record passed [`check`], in stream order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    target: Target,
+    records: Vec<Validated>,
+}
+
+impl Program {
+    /// Validates every record of a raw stream; stops at the first invalid one.
+    pub fn from_stream(bytes: &[u8], target: Target) -> Result<Program, StreamInvalid> {
+        let mut v = Vec::with_capacity(bytes.len() / crate::limits::RECORD_BYTES);
+        for (offset, r) in records(bytes)? {
+            v.push(Validated::new(offset, r, target)?);
+        }
+        Ok(Program { target, records: v })
+    }
+
+    /// A program of already validated records (all for `target`).
+    pub fn from_validated(target: Target, records: Vec<Validated>) -> Option<Program> {
+        records
+            .iter()
+            .all(|v| v.target == target)
+            .then_some(Program { target, records })
+    }
+
+    /// The target every record was validated for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The records, in order.
+    pub fn records(&self) -> &[Validated] {
+        &self.records
+    }
+}
+
+/// Where the dispatch trace goes (SPEC §7's `P%i:` lines and one line per record).
+pub trait Trace {
+    /// False when nothing is collected (lines are then not even formatted).
+    fn enabled(&self) -> bool {
+        true
+    }
+    /// One line, without its newline.
+    fn line(&mut self, line: &str);
+}
+
+impl Trace for Vec<String> {
+    fn line(&mut self, line: &str) {
+        self.push(line.to_owned());
+    }
+}
+
+/// Discards the trace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTrace;
+
+impl Trace for NoTrace {
+    fn enabled(&self) -> bool {
+        false
+    }
+    fn line(&mut self, _line: &str) {}
+}
+
+/// A backend failure (the CPU executor has none; GPU backends report theirs here).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{backend} backend: {message}")]
+pub struct BackendError {
+    /// The backend's name.
+    pub backend: &'static str,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl BackendError {
+    /// A failure of `backend`.
+    pub fn new(backend: &'static str, message: impl Into<String>) -> BackendError {
+        BackendError {
+            backend,
+            message: message.into(),
+        }
+    }
+}
+
+/// A backend: runs the Pool datapath of one validated record over all its lanes.
+pub trait Executor {
+    /// Short name (`cpu`, `gpu`).
+    fn name(&self) -> &'static str;
+    /// Runs `op` on lanes `[0, op.channels())` of `mem`.
+    fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError>;
+}
+
+/// The CPU reference backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuExecutor {
+    /// Threads and path selection (never change results).
+    pub options: CpuOptions,
+}
+
+impl Executor for CpuExecutor {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        pool::execute(op, mem, &self.options);
+        Ok(())
+    }
+}
+
+/// Why a program did not run (or stopped).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A record waits or updates: that needs the scheduler of `tpb-emu run`.
+    #[error(
+        "record at byte offset {offset} ({opcode}) has wait/update modes that are not NONE; \
+         synchronised programs run with `tpb-emu run`"
+    )]
+    NeedsScheduler {
+        /// Byte offset of the record.
+        offset: usize,
+        /// Its opcode's name.
+        opcode: String,
+    },
+    /// A valid record this executor does not run (control and DMA records).
+    #[error(
+        "record at byte offset {offset} ({opcode}) is not a Pool or MaxPoolSelect record; \
+         programs with control or DMA records run with `tpb-emu run`"
+    )]
+    NotPool {
+        /// Byte offset of the record.
+        offset: usize,
+        /// Its opcode's name.
+        opcode: String,
+    },
+    /// The program was validated for another generation than the memory's.
+    #[error("program validated for {program} but device memory is {memory}")]
+    ArchMismatch {
+        /// The program's generation.
+        program: &'static str,
+        /// The memory's generation.
+        memory: &'static str,
+    },
+    /// Dispatch or the backend failed on a record.
+    #[error("record at byte offset {offset}: {source}")]
+    Dispatch {
+        /// Byte offset of the record.
+        offset: usize,
+        /// What failed.
+        source: DispatchError,
+    },
+}
+
+/// Checks, before anything runs, that `exec`-style execution can run every
+/// record: Pool or MaxPoolSelect, with no wait or update.
+pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
+    for v in program.records() {
+        let r = v.record();
+        if r.opcode().class() != OpcodeClass::S4d4Pl {
+            return Err(ExecError::NotPool {
+                offset: v.offset(),
+                opcode: r.opcode().to_string(),
+            });
+        }
+        if !r.events().is_none() {
+            return Err(ExecError::NeedsScheduler {
+                offset: v.offset(),
+                opcode: r.opcode().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs every record of `program` in order on `mem` (each complete before the
+/// next starts, SPEC §6), after [`check_runnable`].
+pub fn run_program(
+    exec: &mut dyn Executor,
+    program: &Program,
+    mem: &mut DeviceMemory,
+    trace: &mut dyn Trace,
+) -> Result<(), ExecError> {
+    if program.target().arch != mem.arch() {
+        return Err(ExecError::ArchMismatch {
+            program: program.target().arch.name(),
+            memory: mem.arch().name(),
+        });
+    }
+    check_runnable(program)?;
+    for v in program.records() {
+        dispatch::dispatch(v, mem, trace, exec).map_err(|source| ExecError::Dispatch {
+            offset: v.offset(),
+            source,
+        })?;
+    }
+    Ok(())
+}

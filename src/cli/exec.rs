@@ -1,0 +1,449 @@
+//! `tpb-emu exec STREAM.bin [--arch A] [--trace] [--load ADDR=in.npy]... [--dump ADDR:DTYPE:SHAPE=out.npy]...`
+//!
+//! Validates a POOL-engine stream (exit 3 on the first invalid record, as
+//! `validate`), refuses records with a wait or an update (exit 1: they need
+//! the scheduler of `run`), loads the inputs, runs every record in order on
+//! the CPU reference, and writes the dumps.
+//!
+//! `ADDR` is `sbuf:P:OFF` or `psum:P:OFF` (P and OFF decimal or `0x` hex) or
+//! a raw ADDR4 in hex (`0x00040010`). An array's first axis is lanes, from
+//! ADDR's partition on; the other axes are row-major bytes from OFF in each
+//! lane. Loads take `.npy` files of uint8, int8, uint16, int16, uint32,
+//! int32, int64, float16 or float32 and write their raw little-endian bytes.
+//! A dump's DTYPE is a SPEC text name; `bf16` is written as uint16 bits,
+//! `fp32r` as float32, the fp8 types as uint8 bits. SHAPE is `AxBxC` (or
+//! `A,B,C`). Anything wrong with an ADDR, SHAPE, DTYPE or `.npy` file, or a
+//! load or dump outside active memory, is bad input (exit 4).
+
+use super::{CliError, read_file, read_stream};
+use crate::device::{
+    CpuExecutor, DeviceMemory, ExecError, Program, Trace, check_runnable, run_program,
+};
+use crate::isa::enums::Dtype;
+use crate::isa::tensor::{Addr4, Location, Region};
+use crate::isa::validate::{StreamInvalid, Target};
+use crate::limits::{Arch, PARTITIONS};
+use npyz::{DType, Endianness, NpyHeader, Order, TypeChar, TypeStr, WriteOptions, WriterBuilder};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The arguments of `exec`.
+#[derive(Clone, Debug, Default)]
+pub struct ExecArgs {
+    /// The stream.
+    pub file: PathBuf,
+    /// The generation.
+    pub arch: Arch,
+    /// Print the dispatch trace.
+    pub trace: bool,
+    /// `ADDR=in.npy`, in order.
+    pub loads: Vec<String>,
+    /// `ADDR:DTYPE:SHAPE=out.npy`, in order.
+    pub dumps: Vec<String>,
+}
+
+/// A parsed `--load`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Load {
+    /// Where lane 0's bytes go.
+    pub at: Location,
+    /// The `.npy` file.
+    pub path: PathBuf,
+}
+
+/// A parsed `--dump`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dump {
+    /// Where lane 0's bytes come from.
+    pub at: Location,
+    /// The element type.
+    pub dtype: Dtype,
+    /// The array shape; axis 0 is lanes.
+    pub shape: Vec<u64>,
+    /// The `.npy` file to write.
+    pub path: PathBuf,
+}
+
+/// Runs `exec`.
+pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let loads = args
+        .loads
+        .iter()
+        .map(|s| parse_load(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dumps = args
+        .dumps
+        .iter()
+        .map(|s| parse_dump(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = read_stream(&args.file)?;
+    let program = match Program::from_stream(&bytes, Target::pool(args.arch)) {
+        Ok(p) => p,
+        Err(StreamInvalid::Invalid(inv)) => return Err(inv.into()),
+        Err(StreamInvalid::Malformed(source)) => {
+            return Err(CliError::Stream {
+                path: args.file.clone(),
+                source,
+            });
+        }
+    };
+    check_runnable(&program).map_err(exec_error)?;
+    let mut mem = DeviceMemory::new(args.arch);
+    for d in &dumps {
+        mem.check(d.at, d.lanes(), d.lane_bytes())
+            .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
+    }
+    for l in &loads {
+        let npy = read_npy(&l.path)?;
+        let lanes = u32::try_from(npy.shape[0]).unwrap_or(u32::MAX);
+        mem.write(l.at, lanes, &npy.data)
+            .map_err(|e| bad(format!("--load {}: {e}", l.path.display())))?;
+    }
+    let mut trace = WriteTrace {
+        out: &mut *out,
+        on: args.trace,
+        err: None,
+    };
+    let mut cpu = CpuExecutor::default();
+    run_program(&mut cpu, &program, &mut mem, &mut trace).map_err(exec_error)?;
+    if let Some(e) = trace.err {
+        return Err(CliError::Exec(format!("stdout: {e}")));
+    }
+    for d in &dumps {
+        let data = mem
+            .read(d.at, d.lanes(), d.lane_bytes())
+            .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
+        write_npy(&d.path, d.dtype, &d.shape, &data)?;
+    }
+    writeln!(
+        out,
+        "ok: {} records executed on the pool engine ({}, cpu)",
+        program.records().len(),
+        args.arch.name()
+    )
+    .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+}
+
+fn exec_error(e: ExecError) -> CliError {
+    CliError::Exec(e.to_string())
+}
+
+fn bad(msg: String) -> CliError {
+    CliError::BadInput(msg)
+}
+
+/// The trace, straight to the output.
+struct WriteTrace<'a> {
+    out: &'a mut dyn Write,
+    on: bool,
+    err: Option<std::io::Error>,
+}
+
+impl Trace for WriteTrace<'_> {
+    fn enabled(&self) -> bool {
+        self.on
+    }
+    fn line(&mut self, line: &str) {
+        if self.err.is_none()
+            && let Err(e) = writeln!(self.out, "{line}")
+        {
+            self.err = Some(e);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Argument syntax.
+
+/// A decimal or `0x`-hex u32.
+fn parse_u32(s: &str) -> Option<u32> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex.
+pub fn parse_addr(s: &str) -> Result<Location, CliError> {
+    let err = |why: &str| bad(format!("bad ADDR `{s}`: {why}"));
+    let mut parts = s.split(':');
+    let head = parts.next().unwrap_or_default();
+    let region = match head {
+        "sbuf" => Some(Region::Sbuf),
+        "psum" => Some(Region::Psum),
+        _ => None,
+    };
+    let Some(region) = region else {
+        if s.contains(':') {
+            return Err(err("expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4"));
+        }
+        let h = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .unwrap_or(s);
+        let a = u32::from_str_radix(h, 16).map_err(|_| err("not a hex ADDR4"))?;
+        let addr = Addr4(a);
+        if addr.has_mode_bits() {
+            return Err(err(
+                "register, indirect and shape-register addresses are not host addresses",
+            ));
+        }
+        return addr
+            .location()
+            .ok_or_else(|| err("in neither SBUF nor PSUM"));
+    };
+    let (Some(p), Some(o), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(err("expected sbuf:P:OFF or psum:P:OFF"));
+    };
+    let partition = parse_u32(p).ok_or_else(|| err("bad partition"))?;
+    let offset = parse_u32(o).ok_or_else(|| err("bad offset"))?;
+    if partition >= PARTITIONS {
+        return Err(err("partition must be < 128"));
+    }
+    Ok(Location {
+        region,
+        partition,
+        offset,
+    })
+}
+
+/// `AxBxC` or `A,B,C`: at least one axis, every axis >= 1.
+pub fn parse_shape(s: &str) -> Result<Vec<u64>, CliError> {
+    let err = || {
+        bad(format!(
+            "bad SHAPE `{s}`: expected axes like 128x4x4, each >= 1"
+        ))
+    };
+    let shape = s
+        .split(['x', ','])
+        .map(|a| a.trim().parse::<u64>().ok().filter(|&n| n >= 1))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(err)?;
+    let total = shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
+    if shape.is_empty() || total.is_none_or(|t| t > u32::MAX as u64) {
+        return Err(err());
+    }
+    Ok(shape)
+}
+
+/// `ADDR=in.npy`.
+pub fn parse_load(s: &str) -> Result<Load, CliError> {
+    let Some((addr, path)) = s.split_once('=') else {
+        return Err(bad(format!("bad --load `{s}`: expected ADDR=in.npy")));
+    };
+    if path.is_empty() {
+        return Err(bad(format!("bad --load `{s}`: no file")));
+    }
+    Ok(Load {
+        at: parse_addr(addr)?,
+        path: path.into(),
+    })
+}
+
+/// `ADDR:DTYPE:SHAPE=out.npy`.
+pub fn parse_dump(s: &str) -> Result<Dump, CliError> {
+    let usage = || {
+        bad(format!(
+            "bad --dump `{s}`: expected ADDR:DTYPE:SHAPE=out.npy"
+        ))
+    };
+    let (spec, path) = s.split_once('=').ok_or_else(usage)?;
+    let mut it = spec.rsplitn(3, ':');
+    let (Some(shape), Some(dtype), Some(addr)) = (it.next(), it.next(), it.next()) else {
+        return Err(usage());
+    };
+    if path.is_empty() {
+        return Err(usage());
+    }
+    let dtype = Dtype::from_name(dtype)
+        .filter(|d| d.size().is_some())
+        .ok_or_else(|| bad(format!("bad --dump `{s}`: unknown DTYPE `{dtype}`")))?;
+    Ok(Dump {
+        at: parse_addr(addr)?,
+        dtype,
+        shape: parse_shape(shape)?,
+        path: path.into(),
+    })
+}
+
+impl Dump {
+    fn lanes(&self) -> u32 {
+        u32::try_from(self.shape[0]).unwrap_or(u32::MAX)
+    }
+    fn lane_bytes(&self) -> u64 {
+        let elems: u64 = self.shape[1..].iter().product();
+        elems * self.dtype.size().unwrap_or(1) as u64
+    }
+}
+
+// ---------------------------------------------------------------------------
+// .npy files (header parsing and writing by the `npyz` crate).
+
+/// A loaded `.npy`: its shape and its elements' little-endian bytes in C order.
+#[derive(Debug)]
+pub struct Npy {
+    /// The shape (at least one axis).
+    pub shape: Vec<u64>,
+    /// Bytes per element.
+    pub elem: usize,
+    /// The data, little-endian, C order.
+    pub data: Vec<u8>,
+}
+
+/// Reads an `.npy` of one of the load dtypes.
+pub fn read_npy(path: &Path) -> Result<Npy, CliError> {
+    let bytes = read_file(path)?;
+    let err = |why: String| bad(format!("{}: bad .npy: {why}", path.display()));
+    let mut cur = std::io::Cursor::new(&bytes[..]);
+    let header = NpyHeader::from_reader(&mut cur).map_err(|e| err(e.to_string()))?;
+    let data = &bytes[cur.position() as usize..];
+    let DType::Plain(ts) = header.dtype() else {
+        return Err(err("structured dtypes are not supported".into()));
+    };
+    let size = ts.num_bytes().unwrap_or(0);
+    let ok = matches!(
+        (ts.type_char(), size),
+        (TypeChar::Uint | TypeChar::Int, 1 | 2 | 4) | (TypeChar::Int, 8) | (TypeChar::Float, 2 | 4)
+    );
+    if !ok {
+        return Err(err(format!(
+            "dtype `{ts}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
+        )));
+    }
+    let shape = header.shape().to_vec();
+    if shape.is_empty() {
+        return Err(err("a 0-d array has no lanes axis".into()));
+    }
+    let n = shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .and_then(|n| n.checked_mul(size as u64))
+        .filter(|&n| n <= data.len() as u64);
+    let Some(nbytes) = n else {
+        return Err(err(format!(
+            "shape {shape:?} needs more than the {} data bytes present",
+            data.len()
+        )));
+    };
+    if nbytes != data.len() as u64 {
+        return Err(err(format!(
+            "{} data bytes for shape {shape:?} of {size}-byte elements",
+            data.len()
+        )));
+    }
+    let mut out = data.to_vec();
+    if ts.endianness() == Endianness::Big {
+        for e in out.chunks_exact_mut(size) {
+            e.reverse();
+        }
+    }
+    if header.order() == Order::Fortran && shape.len() > 1 {
+        out = fortran_to_c(&out, &shape, size);
+    }
+    Ok(Npy {
+        shape,
+        elem: size,
+        data: out,
+    })
+}
+
+/// Reorders Fortran-order elements (first axis fastest) into C order.
+fn fortran_to_c(data: &[u8], shape: &[u64], size: usize) -> Vec<u8> {
+    let n = data.len() / size;
+    let mut out = vec![0u8; data.len()];
+    let mut idx = vec![0u64; shape.len()];
+    // Walk C order (last axis fastest) and compute each element's Fortran position.
+    for c in 0..n {
+        let mut f = 0u64;
+        let mut stride = 1u64;
+        for (d, &i) in idx.iter().enumerate() {
+            f += i * stride;
+            stride *= shape[d];
+        }
+        let f = f as usize;
+        out[c * size..(c + 1) * size].copy_from_slice(&data[f * size..(f + 1) * size]);
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// The `.npy` descr a dump of `dtype` is written with.
+pub fn npy_descr(dtype: Dtype) -> &'static str {
+    match dtype {
+        Dtype::UINT8 | Dtype::FP8_EXP3 | Dtype::FP8_EXP4 | Dtype::FP8_EXP5 => "|u1",
+        Dtype::INT8 => "|i1",
+        Dtype::UINT16 | Dtype::BFLOAT16 => "<u2",
+        Dtype::INT16 => "<i2",
+        Dtype::FP16 => "<f2",
+        Dtype::UINT32 => "<u4",
+        Dtype::INT32 => "<i4",
+        Dtype::FP32 | Dtype::FP32R => "<f4",
+        Dtype::INT64 => "<i8",
+        _ => "<u8",
+    }
+}
+
+/// Writes `data` (little-endian elements of `dtype`, C order) as an `.npy` of `shape`.
+pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), CliError> {
+    let ts: TypeStr = npy_descr(dtype)
+        .parse()
+        .map_err(|e| CliError::Exec(format!("npy descr: {e}")))?;
+    let mut buf = Vec::with_capacity(128 + data.len());
+    WriteOptions::new_header_only()
+        .dtype(DType::Plain(ts))
+        .shape(shape)
+        .writer(&mut buf)
+        .write_header_only()
+        .map_err(|e| CliError::Exec(format!("npy header: {e}")))?;
+    buf.extend_from_slice(data);
+    super::write_file(path, &buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse() {
+        let l = parse_addr("psum:3:0x40").unwrap();
+        assert_eq!((l.region, l.partition, l.offset), (Region::Psum, 3, 0x40));
+        let l = parse_addr("0x00040010").unwrap();
+        assert_eq!((l.region, l.partition, l.offset), (Region::Sbuf, 1, 0x10));
+        for bad in [
+            "sbuf:128:0",
+            "sbuf:1",
+            "dram:0:0",
+            "0x80000000",
+            "0x2400000",
+            "sbuf:x:0",
+            "",
+        ] {
+            assert!(parse_addr(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dumps_parse() {
+        let d = parse_dump("sbuf:0:0x100:fp32:4x2x2=o=ut.npy").unwrap();
+        assert_eq!(d.shape, [4, 2, 2]);
+        assert_eq!(d.dtype, Dtype::FP32);
+        assert_eq!(d.path, PathBuf::from("o=ut.npy"));
+        assert_eq!(d.lane_bytes(), 16);
+        assert!(parse_dump("sbuf:0:0:float32:4=o.npy").is_err());
+        assert!(parse_dump("sbuf:0:0:fp32:4x0=o.npy").is_err());
+        assert!(parse_dump("sbuf:0:0:fp32:=o.npy").is_err());
+    }
+
+    #[test]
+    fn fortran_order_is_transposed() {
+        // 2x3 array [[0,1,2],[3,4,5]] stored column-major: 0,3,1,4,2,5.
+        let f = [0u8, 3, 1, 4, 2, 5];
+        assert_eq!(fortran_to_c(&f, &[2, 3], 1), [0, 1, 2, 3, 4, 5]);
+    }
+}
