@@ -11,6 +11,7 @@
 
 pub mod convert;
 pub mod dispatch;
+pub mod gpu;
 pub mod memory;
 pub mod pool;
 
@@ -152,8 +153,15 @@ impl BackendError {
 pub trait Executor {
     /// Short name (`cpu`, `gpu`).
     fn name(&self) -> &'static str;
-    /// Runs `op` on lanes `[0, op.channels())` of `mem`.
+    /// Runs `op` on lanes `[0, op.channels())` of `mem` — or queues it: a
+    /// backend may defer work until [`Executor::finish`], provided records
+    /// still take effect in order.
     fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError>;
+    /// Completes deferred work so that `mem` holds every record's result.
+    /// Called once at the end of a run.
+    fn finish(&mut self, _mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        Ok(())
+    }
 }
 
 /// The CPU reference backend.
@@ -206,6 +214,9 @@ pub enum ExecError {
         /// The memory's generation.
         memory: &'static str,
     },
+    /// The backend failed completing the run.
+    #[error(transparent)]
+    Backend(BackendError),
     /// Dispatch or the backend failed on a record.
     #[error("record at byte offset {offset}: {source}")]
     Dispatch {
@@ -258,5 +269,5 @@ pub fn run_program(
             source,
         })?;
     }
-    Ok(())
+    exec.finish(mem).map_err(ExecError::Backend)
 }

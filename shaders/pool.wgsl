@@ -1,0 +1,403 @@
+// The POOL engine's Pool and MaxPoolSelect on the GPU (SPEC §6).
+//
+// One invocation folds one (lane, output) pair in fp32, in stream order, and
+// stores one output element. The CPU reference (src/device/pool.rs,
+// src/device/convert.rs) defines the semantics; every function here mirrors
+// one there and must give the same bits. Everything that GPUs may do
+// differently is done with integer bit operations: integer→f32 and
+// f32→fp16/bf16 rounding, NaN/inf classification, subnormal flushing (EC-19)
+// and canonical NaNs (EC-20).
+//
+// Memory: SBUF (128 partitions × active bytes) then PSUM, as u32 words. Words
+// are atomic because 1- and 2-byte outputs of different invocations can share
+// a word; EC-21 guarantees no two outputs share a byte and src never meets
+// dst, so a clear-then-set of one output's bytes is race-free.
+
+// Mirrors `PoolParams` in src/device/gpu/params.rs (112 bytes; the Rust side
+// asserts the size and offsets).
+struct Params {
+    src_num: vec4<u32>,
+    src_step: vec4<i32>,
+    dst_num: vec4<u32>,
+    dst_step: vec4<i32>,
+    src_base: u32,        // byte offset in `mem` of lane 0's element index 0
+    dst_base: u32,
+    src_lane_stride: u32, // bytes between consecutive lanes (one partition)
+    dst_lane_stride: u32,
+    channels: u32,
+    outputs: u32,         // outputs per lane
+    win_dims: u32,        // 1..=4: dims 0..win_dims form one window
+    op: u32,              // OP_MAX, OP_AVG or OP_SELECT
+    in_dtype: u32,        // DTYPE byte (SPEC §5)
+    out_dtype: u32,
+    scale_bits: u32,      // f32 bits of pool_scale
+    groups_x: u32,        // workgroups along x of a 2-D dispatch
+}
+
+@group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
+@group(0) @binding(1) var<uniform> p: Params;
+
+const WORKGROUP: u32 = 64u;
+
+const OP_MAX: u32 = 0u;
+const OP_AVG: u32 = 1u;
+const OP_SELECT: u32 = 2u;
+
+const INT8: u32 = 2u;
+const UINT8: u32 = 3u;
+const INT16: u32 = 4u;
+const UINT16: u32 = 5u;
+const BFLOAT16: u32 = 6u;
+const FP16: u32 = 7u;
+const INT32: u32 = 8u;
+const UINT32: u32 = 9u;
+const INT64: u32 = 12u;
+
+const SIGN: u32 = 0x80000000u;
+const NEG_INF: u32 = 0xFF800000u;
+const F32_CANONICAL_NAN: u32 = 0x7FC00000u; // EC-20
+const F16_CANONICAL_NAN: u32 = 0x7E00u;     // EC-20
+const BF16_CANONICAL_NAN: u32 = 0x7FC0u;    // EC-20
+
+fn dtype_size(d: u32) -> u32 {
+    switch d {
+        case 2u, 3u: { return 1u; }
+        case 4u, 5u, 6u, 7u: { return 2u; }
+        case 12u: { return 8u; }
+        default: { return 4u; }
+    }
+}
+
+// ---- f32 bit classification (compilers may assume no NaN/inf exist) ----
+
+fn is_nan(b: u32) -> bool {
+    return (b & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+// EC-19: an f32 subnormal becomes a zero of the same sign.
+fn flush(b: u32) -> u32 {
+    if (b & 0x7F800000u) == 0u {
+        return b & SIGN;
+    }
+    return b;
+}
+
+// A u32 whose unsigned order is the float order of non-NaN values, with
+// -0 and +0 equal (IEEE compares them equal).
+fn order_key(b: u32) -> u32 {
+    if (b & 0x7FFFFFFFu) == 0u {
+        return SIGN;
+    }
+    if (b & SIGN) != 0u {
+        return ~b;
+    }
+    return b | SIGN;
+}
+
+// ---- integer → f32, round to nearest even, by bits ----
+
+// Rounds the magnitude `hi:lo` (a 64-bit integer, hi != 0 or lo != 0) to f32 bits.
+fn u64_to_f32_bits(hi: u32, lo: u32) -> u32 {
+    if hi == 0u && lo == 0u {
+        return 0u;
+    }
+    var top: u32; // position of the leading one, 0..=63
+    if hi != 0u {
+        top = 63u - countLeadingZeros(hi);
+    } else {
+        top = 31u - countLeadingZeros(lo);
+    }
+    if top <= 23u {
+        // Exact: fits the 24-bit significand (so hi == 0).
+        return ((top + 127u) << 23u) + ((lo << (23u - top)) & 0x7FFFFFu);
+    }
+    let shift = top - 23u; // 1..=40 bits to drop
+    // m = value >> shift (24 bits); rest = the dropped bits compared with half.
+    var m: u32;
+    var above_half: bool;
+    var at_half: bool;
+    if shift < 32u {
+        m = (lo >> shift) | select(0u, hi << (32u - shift), shift > 0u);
+        let dropped = lo & ((1u << shift) - 1u);
+        let half = 1u << (shift - 1u);
+        above_half = dropped > half;
+        at_half = dropped == half;
+    } else {
+        let s = shift - 32u; // 0..=8
+        m = hi >> s;
+        if s == 0u {
+            above_half = lo > SIGN;
+            at_half = lo == SIGN;
+        } else {
+            let dropped_hi = hi & ((1u << s) - 1u);
+            let half_hi = 1u << (s - 1u);
+            above_half = dropped_hi > half_hi || (dropped_hi == half_hi && lo != 0u);
+            at_half = dropped_hi == half_hi && lo == 0u;
+        }
+    }
+    let round_up = above_half || (at_half && (m & 1u) == 1u);
+    // A carry out of the significand increments the exponent, as it should.
+    return ((top + 127u) << 23u) + (m & 0x7FFFFFu) + select(0u, 1u, round_up);
+}
+
+fn u32_to_f32_bits(v: u32) -> u32 {
+    return u64_to_f32_bits(0u, v);
+}
+
+fn i32_to_f32_bits(v: u32) -> u32 {
+    if (v & SIGN) != 0u {
+        return SIGN | u32_to_f32_bits(~v + 1u);
+    }
+    return u32_to_f32_bits(v);
+}
+
+fn i64_to_f32_bits(hi: u32, lo: u32) -> u32 {
+    if (hi & SIGN) != 0u {
+        // Two's-complement negate hi:lo.
+        let nlo = ~lo + 1u;
+        let nhi = ~hi + select(0u, 1u, nlo == 0u);
+        return SIGN | u64_to_f32_bits(nhi, nlo);
+    }
+    return u64_to_f32_bits(hi, lo);
+}
+
+// fp16 widens exactly; fp16 subnormals are f32 normals.
+fn f16_to_f32_bits(h: u32) -> u32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1Fu;
+    let m = h & 0x3FFu;
+    if e == 0x1Fu {
+        return sign | 0x7F800000u | (m << 13u);
+    }
+    if e == 0u {
+        if m == 0u {
+            return sign;
+        }
+        let top = 31u - countLeadingZeros(m); // 0..=9; value = m · 2^-24
+        return sign | ((top + 103u) << 23u) | ((m << (23u - top)) & 0x7FFFFFu);
+    }
+    return sign | ((e + 112u) << 23u) | (m << 13u);
+}
+
+// ---- memory ----
+
+fn load_word(byte: u32) -> u32 {
+    return atomicLoad(&mem[byte >> 2u]);
+}
+
+// The element at `byte` converted to f32 bits (SPEC §6 load conversions).
+fn load_f32_bits(byte: u32, d: u32) -> u32 {
+    let w = load_word(byte);
+    let sh = (byte & 3u) * 8u;
+    switch d {
+        case 2u: { // INT8
+            let v = (w >> sh) & 0xFFu;
+            return i32_to_f32_bits(bitcast<u32>(i32(v << 24u) >> 24u));
+        }
+        case 3u: { // UINT8
+            return u32_to_f32_bits((w >> sh) & 0xFFu);
+        }
+        case 4u: { // INT16
+            let v = (w >> sh) & 0xFFFFu;
+            return i32_to_f32_bits(bitcast<u32>(i32(v << 16u) >> 16u));
+        }
+        case 5u: { // UINT16
+            return u32_to_f32_bits((w >> sh) & 0xFFFFu);
+        }
+        case 6u: { // BFLOAT16: exact, then EC-19
+            return flush(((w >> sh) & 0xFFFFu) << 16u);
+        }
+        case 7u: { // FP16
+            return f16_to_f32_bits((w >> sh) & 0xFFFFu);
+        }
+        case 8u: { // INT32
+            return i32_to_f32_bits(w);
+        }
+        case 9u: { // UINT32
+            return u32_to_f32_bits(w);
+        }
+        case 12u: { // INT64, little-endian: low word first
+            return i64_to_f32_bits(load_word(byte + 4u), w);
+        }
+        default: { // FP32: EC-19
+            return flush(w);
+        }
+    }
+}
+
+// ---- f32 → out dtype (EC-13, EC-20) ----
+
+fn f32_to_f16_bits(b: u32) -> u32 {
+    if is_nan(b) {
+        return F16_CANONICAL_NAN;
+    }
+    let sign = (b >> 16u) & 0x8000u;
+    let a = b & 0x7FFFFFFFu;
+    let e = a >> 23u;
+    if e == 0xFFu {
+        return sign | 0x7C00u;
+    }
+    if e == 0u {
+        return sign; // zero (subnormals were flushed upstream)
+    }
+    let m = (a & 0x7FFFFFu) | 0x800000u; // 24-bit significand
+    var shift: u32;
+    var base: u32;
+    if e >= 113u {
+        // fp16 normal range (or overflow): keep 11 bits.
+        if e >= 143u {
+            return sign | 0x7C00u; // >= 2^16 always rounds to inf
+        }
+        shift = 13u;
+        base = (e - 112u) << 10u; // exponent field; the implicit bit is added below
+    } else {
+        // fp16 subnormal: value = m · 2^(e-150), unit 2^-24.
+        shift = 126u - e; // >= 14
+        if shift >= 25u {
+            return sign; // below half the smallest subnormal
+        }
+        base = 0u;
+    }
+    let kept = m >> shift;
+    let dropped = m & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    let round_up = dropped > half || (dropped == half && (kept & 1u) == 1u);
+    var r: u32;
+    if base != 0u {
+        // (e16 << 10) + (kept - implicit 1<<10): a carry moves into the exponent, up to inf.
+        r = base + (kept & 0x3FFu) + select(0u, 1u, round_up);
+    } else {
+        r = kept + select(0u, 1u, round_up);
+    }
+    return sign | r;
+}
+
+fn f32_to_bf16_bits(b: u32) -> u32 {
+    if is_nan(b) {
+        return BF16_CANONICAL_NAN;
+    }
+    // Round to nearest even on the low 16 bits; overflow reaches inf.
+    return (b + 0x7FFFu + ((b >> 16u) & 1u)) >> 16u;
+}
+
+// Truncate toward zero, saturate to [lo, hi] (as i32), NaN → 0.
+fn f32_to_i32_sat(b: u32, lo: i32, hi: i32) -> i32 {
+    if is_nan(b) {
+        return 0;
+    }
+    if (b & 0x7FFFFFFFu) >= 0x4F000000u { // |x| >= 2^31, inf included
+        return select(hi, lo, (b & SIGN) != 0u);
+    }
+    return clamp(i32(bitcast<f32>(b)), lo, hi);
+}
+
+fn f32_to_u32_sat(b: u32) -> u32 {
+    if is_nan(b) || (b & SIGN) != 0u {
+        return 0u; // negative values truncate to 0 or saturate to 0
+    }
+    if b >= 0x4F800000u { // >= 2^32, inf included
+        return 0xFFFFFFFFu;
+    }
+    return u32(bitcast<f32>(b));
+}
+
+fn store_bits(byte: u32, size: u32, v: u32) {
+    let i = byte >> 2u;
+    if size == 4u {
+        atomicStore(&mem[i], v);
+        return;
+    }
+    let sh = (byte & 3u) * 8u;
+    let mask = select(0xFFu, 0xFFFFu, size == 2u) << sh;
+    atomicAnd(&mem[i], ~mask);
+    atomicOr(&mem[i], (v << sh) & mask);
+}
+
+fn store_f32(byte: u32, d: u32, b: u32) {
+    switch d {
+        case 2u: { store_bits(byte, 1u, bitcast<u32>(f32_to_i32_sat(b, -128, 127))); }
+        case 3u: { store_bits(byte, 1u, bitcast<u32>(f32_to_i32_sat(b, 0, 255))); }
+        case 4u: { store_bits(byte, 2u, bitcast<u32>(f32_to_i32_sat(b, -32768, 32767))); }
+        case 5u: { store_bits(byte, 2u, bitcast<u32>(f32_to_i32_sat(b, 0, 65535))); }
+        case 6u: { store_bits(byte, 2u, f32_to_bf16_bits(b)); }
+        case 7u: { store_bits(byte, 2u, f32_to_f16_bits(b)); }
+        case 8u: { store_bits(byte, 4u, bitcast<u32>(f32_to_i32_sat(b, -2147483647 - 1, 2147483647))); }
+        case 9u: { store_bits(byte, 4u, f32_to_u32_sat(b)); }
+        default: { // FP32, FP32R: the f32 bits, NaN canonical (EC-20)
+            store_bits(byte, 4u, select(b, F32_CANONICAL_NAN, is_nan(b)));
+        }
+    }
+}
+
+// ---- the fold ----
+
+@compute @workgroup_size(64)
+fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
+    if id >= p.channels * p.outputs {
+        return;
+    }
+    let lane = id / p.outputs;
+    let o = id % p.outputs;
+
+    // The window's start: output o's coordinates over the src dims outside the window.
+    var rest = o;
+    var base = 0;
+    for (var d = p.win_dims; d < 4u; d++) {
+        base += i32(rest % p.src_num[d]) * p.src_step[d];
+        rest /= p.src_num[d];
+    }
+    var n = vec4<u32>(1u);
+    for (var d = 0u; d < p.win_dims; d++) {
+        n[d] = p.src_num[d];
+    }
+    let in_size = dtype_size(p.in_dtype);
+    let lane_src = p.src_base + lane * p.src_lane_stride;
+
+    var acc = select(NEG_INF, 0u, p.op == OP_AVG); // EC-11 / EC-12
+    var acc_key = order_key(NEG_INF);
+    var arg = 0u;
+    var e = 0u;
+    for (var w = 0u; w < n.w; w++) {
+        for (var z = 0u; z < n.z; z++) {
+            for (var y = 0u; y < n.y; y++) {
+                let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
+                for (var x = 0u; x < n.x; x++) {
+                    let idx = row + i32(x) * p.src_step.x;
+                    let byte = u32(i32(lane_src) + idx * i32(in_size));
+                    let v = load_f32_bits(byte, p.in_dtype);
+                    if p.op == OP_AVG {
+                        acc = flush(bitcast<u32>(bitcast<f32>(acc) + bitcast<f32>(v)));
+                    } else if !is_nan(v) {
+                        // EC-11: strictly greater wins, so the first maximum stays.
+                        let k = order_key(v);
+                        if k > acc_key {
+                            acc = v;
+                            acc_key = k;
+                            arg = e;
+                        }
+                    }
+                    e++;
+                }
+            }
+        }
+    }
+
+    // The output's place: o's coordinates over the dst walk.
+    var r = o;
+    var didx = 0;
+    for (var d = 0u; d < 4u; d++) {
+        didx += i32(r % p.dst_num[d]) * p.dst_step[d];
+        r /= p.dst_num[d];
+    }
+    let out_size = dtype_size(p.out_dtype);
+    let dbyte = u32(i32(p.dst_base + lane * p.dst_lane_stride) + didx * i32(out_size));
+    if p.op == OP_SELECT {
+        store_bits(dbyte, out_size, arg); // an integer, never through f32
+    } else {
+        if p.op == OP_AVG {
+            acc = flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits))); // EC-12
+        }
+        store_f32(dbyte, p.out_dtype, acc);
+    }
+}

@@ -1,0 +1,129 @@
+//! The per-record parameter block shared with shaders/pool.wgsl.
+
+use crate::device::memory::DeviceMemory;
+use crate::device::pool::{Func, PoolOp, Side};
+use crate::isa::tensor::Region;
+use crate::limits::{Arch, PARTITIONS};
+use bytemuck::{Pod, Zeroable};
+use std::mem::{offset_of, size_of};
+
+/// `struct Params` of shaders/pool.wgsl, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct PoolParams {
+    /// src num per dim.
+    pub src_num: [u32; 4],
+    /// src step per dim, in elements.
+    pub src_step: [i32; 4],
+    /// dst num per dim.
+    pub dst_num: [u32; 4],
+    /// dst step per dim, in elements.
+    pub dst_step: [i32; 4],
+    /// Byte offset in the memory buffer of lane 0's element index 0 (src).
+    pub src_base: u32,
+    /// Same for dst.
+    pub dst_base: u32,
+    /// Bytes between lanes (src region's active bytes per partition).
+    pub src_lane_stride: u32,
+    /// Same for dst.
+    pub dst_lane_stride: u32,
+    /// Lanes.
+    pub channels: u32,
+    /// Outputs per lane.
+    pub outputs: u32,
+    /// Dims 0..win_dims form a window.
+    pub win_dims: u32,
+    /// [`OP_MAX`], [`OP_AVG`] or [`OP_SELECT`].
+    pub op: u32,
+    /// DTYPE byte of the input.
+    pub in_dtype: u32,
+    /// DTYPE byte of the output.
+    pub out_dtype: u32,
+    /// f32 bits of pool_scale.
+    pub scale_bits: u32,
+    /// Workgroups along x of the 2-D dispatch.
+    pub groups_x: u32,
+}
+
+// The WGSL struct's layout: four vec4s, then twelve u32s.
+const _: () = assert!(size_of::<PoolParams>() == 112);
+const _: () = assert!(offset_of!(PoolParams, dst_step) == 48);
+const _: () = assert!(offset_of!(PoolParams, src_base) == 64);
+const _: () = assert!(offset_of!(PoolParams, groups_x) == 108);
+
+/// Pool MAX.
+pub const OP_MAX: u32 = 0;
+/// Pool AVG.
+pub const OP_AVG: u32 = 1;
+/// MaxPoolSelect.
+pub const OP_SELECT: u32 = 2;
+
+/// Invocations per workgroup (`WORKGROUP` in the shader).
+pub const WORKGROUP: u32 = 64;
+
+/// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
+pub fn region_base(region: Region, arch: Arch) -> u32 {
+    match region {
+        Region::Sbuf => 0,
+        Region::Psum => PARTITIONS * Region::Sbuf.active_bytes(arch),
+    }
+}
+
+/// Bytes of the GPU memory buffer for `arch`.
+pub fn memory_bytes(arch: Arch) -> u64 {
+    PARTITIONS as u64 * (Region::Sbuf.active_bytes(arch) + Region::Psum.active_bytes(arch)) as u64
+}
+
+/// Copies SBUF then PSUM of `mem` into one byte vector in the buffer layout.
+pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
+    let mut v = Vec::with_capacity(memory_bytes(mem.arch()) as usize);
+    v.extend_from_slice(mem.region_bytes(Region::Sbuf));
+    v.extend_from_slice(mem.region_bytes(Region::Psum));
+    v
+}
+
+fn side(s: &Side, arch: Arch) -> (u32, u32) {
+    let active = s.region.active_bytes(arch);
+    (
+        region_base(s.region, arch) + s.partition * active + s.offset,
+        active,
+    )
+}
+
+impl PoolParams {
+    /// The parameters of one op (`groups_x` is filled in by the dispatcher).
+    /// Validation bounds every count (EC-10: at most 2^24 elements per lane)
+    /// and step (i16), so the narrowing casts are exact.
+    pub fn new(op: &PoolOp, arch: Arch) -> PoolParams {
+        let (src_base, src_lane_stride) = side(op.src(), arch);
+        let (dst_base, dst_lane_stride) = side(op.dst(), arch);
+        let (op_code, scale) = match op.func() {
+            Func::Max => (OP_MAX, 1.0f32),
+            Func::Avg { scale } => (OP_AVG, scale),
+            Func::Select => (OP_SELECT, 1.0),
+        };
+        PoolParams {
+            src_num: op.src().num.map(|n| n as u32),
+            src_step: op.src().step.map(|s| s as i32),
+            dst_num: op.dst().num.map(|n| n as u32),
+            dst_step: op.dst().step.map(|s| s as i32),
+            src_base,
+            dst_base,
+            src_lane_stride,
+            dst_lane_stride,
+            channels: op.channels(),
+            outputs: op.num() as u32,
+            win_dims: op.window_dims() as u32,
+            op: op_code,
+            in_dtype: op.in_ty().dtype().0 as u32,
+            out_dtype: op.out_ty().dtype().0 as u32,
+            scale_bits: scale.to_bits(),
+            groups_x: 0,
+        }
+    }
+
+    /// Invocations the record needs: one per (lane, output).
+    pub fn invocations(&self) -> u64 {
+        self.channels as u64 * self.outputs as u64
+    }
+}

@@ -1,0 +1,296 @@
+//! One table of cases, run on the CPU reference and on the GPU backend: the
+//! GPU's memory must equal the CPU's bit for bit (every byte of SBUF and
+//! PSUM), and hand-derived outputs must come out of both.
+
+mod common;
+
+use common::*;
+use tpb_emu::device::gpu::{GpuExecutor, GpuPool};
+use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor};
+use tpb_emu::isa::enums::{Dtype, PoolDim, PoolFunc};
+use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_max_pool_select, seed_pool};
+use tpb_emu::isa::validate::{Target, check};
+use tpb_emu::isa::{Addr4, Location, Region, S4d4Pl, Tensor4d};
+use tpb_emu::limits::Arch;
+
+const ARCH: Arch = Arch::Cayman;
+
+fn valid(p: S4d4Pl) -> S4d4Pl {
+    if let Err(f) = check(&p.encode(), Target::pool(ARCH)) {
+        panic!("table case invalid: {} ({f})", f.predicate());
+    }
+    p
+}
+
+/// The table: the seed example, every dtype pair, SBUF/PSUM, negative steps,
+/// all pool_dims, MaxPoolSelect. Records are independent; memory holds
+/// special values (NaN, ±inf, ±0, subnormals) from [`randomize`].
+fn table() -> Vec<(String, S4d4Pl)> {
+    let mut t = vec![
+        ("seed max".into(), seed_pool(PoolFunc::MAX_POOL, 128)),
+        ("seed avg".into(), seed_pool(PoolFunc::AVG_POOL, 128)),
+        ("seed select".into(), seed_max_pool_select(128)),
+    ];
+    for &i in &IN_DTYPES {
+        for &o in &OUT_DTYPES {
+            for func in [PoolFunc::MAX_POOL, PoolFunc::AVG_POOL] {
+                let mut p = seed_pool(func, 33);
+                p.in_dtype = i;
+                p.out_dtype = o;
+                // A 4×4 map of `i` at offset 0 (steps in elements), output at 0x200.
+                p.src = Tensor4d::new(p.src.addr, [(2, 1), (2, 4), (2, 2), (2, 8)]);
+                p.dst.addr = Addr4::new(Region::Sbuf, 0, 0x200);
+                t.push((format!("{func} {i} -> {o}"), p));
+            }
+        }
+    }
+    for (sr, dr) in [
+        (Region::Psum, Region::Sbuf),
+        (Region::Sbuf, Region::Psum),
+        (Region::Psum, Region::Psum),
+    ] {
+        let mut p = seed_pool(PoolFunc::AVG_POOL, 128);
+        p.src.addr = Addr4::new(sr, 0, 0x40);
+        p.dst.addr = Addr4::new(dr, 0, 0x300);
+        t.push((format!("avg {} -> {}", sr.name(), dr.name()), p));
+    }
+    let mut back = seed_pool(PoolFunc::MAX_POOL, 100);
+    back.src = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 20, 60),
+        [(2, -1), (2, -4), (2, -2), (2, -8)],
+    );
+    back.dst = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 28, 0x30C),
+        [(2, -1), (2, -2), (1, 1), (1, 1)],
+    );
+    t.push(("negative steps, start partitions 20 and 28".into(), back));
+    for (dim, dst_n) in [
+        (PoolDim::X, 8u16),
+        (PoolDim::XY, 4),
+        (PoolDim::XYZ, 2),
+        (PoolDim::XYZW, 1),
+    ] {
+        for func in [PoolFunc::MAX_POOL, PoolFunc::AVG_POOL] {
+            let mut p = seed_pool(func, 64);
+            p.pool_dim = dim;
+            if func == PoolFunc::AVG_POOL {
+                p.pool_scale_bits = (1.0f32 / (16 / dst_n) as f32).to_bits();
+            }
+            p.dst = Tensor4d::new(p.dst.addr, [(dst_n, 1), (1, 1), (1, 1), (1, 1)]);
+            t.push((format!("{func} {dim}"), p));
+        }
+    }
+    for out in [Dtype::UINT8, Dtype::UINT16, Dtype::UINT32] {
+        for inp in [Dtype::FP32, Dtype::BFLOAT16, Dtype::INT8, Dtype::UINT32] {
+            let mut p = seed_max_pool_select(128);
+            p.in_dtype = inp;
+            p.out_dtype = out;
+            p.dst.addr = Addr4::new(Region::Sbuf, 0, 0x380);
+            t.push((format!("select {inp} -> {out}"), p));
+        }
+    }
+    // A zero step re-reads one element across a window.
+    let mut z = seed_pool(PoolFunc::AVG_POOL, 16);
+    z.src = Tensor4d::new(z.src.addr, [(2, 0), (2, 4), (2, 2), (2, 8)]);
+    t.push(("zero x step".into(), z));
+    t.into_iter().map(|(n, p)| (n, valid(p))).collect()
+}
+
+#[test]
+fn gpu_matches_cpu_on_every_table_case() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0xB4C4);
+    let mut mem = DeviceMemory::new(ARCH);
+    randomize(&mut mem, &mut rng, 0xA5);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let table = table();
+    assert!(table.len() > 200);
+    for (name, p) in &table {
+        let cpu = run_on(&mut CpuExecutor::default(), &[*p], &mem);
+        let gpu_out = run_on(&mut gpu_exec, &[*p], &mem);
+        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
+            panic!(
+                "{name}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}",
+                region.name(),
+                i / region.active_bytes(ARCH) as usize,
+                i % region.active_bytes(ARCH) as usize
+            );
+        }
+        assert!(
+            first_difference(&cpu, &mem).is_some(),
+            "{name}: the record changed nothing"
+        );
+    }
+}
+
+/// Writes f32 values to lane `lane` of SBUF at offset 0.
+fn put_f32(mem: &mut DeviceMemory, lane: u32, values: &[f32]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let loc = Location {
+        region: Region::Sbuf,
+        partition: lane,
+        offset: 0,
+    };
+    mem.write(loc, 1, &bytes).unwrap();
+}
+
+fn get_u32s(mem: &DeviceMemory, lane: u32, offset: u32, n: usize) -> Vec<u32> {
+    let loc = Location {
+        region: Region::Sbuf,
+        partition: lane,
+        offset,
+    };
+    let b = mem.read(loc, 1, 4 * n as u64).unwrap();
+    b.chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Hand-derived results on both backends: the seed's 4×4 map a..y, special values.
+fn hand_cases(exec: &mut dyn Executor) {
+    let mut mem = DeviceMemory::new(ARCH);
+    // Lane 0: 0..16. Window-major stream per seed 000 §5.1.
+    put_f32(&mut mem, 0, &(0..16).map(|v| v as f32).collect::<Vec<_>>());
+    // Lane 1: specials. Windows: {NaN, -0, NaN, +0} {NaN x4 as 2 rows} ...
+    let nan = f32::NAN;
+    let sub = f32::from_bits(0x0000_0001);
+    put_f32(
+        &mut mem,
+        1,
+        &[
+            nan,
+            -0.0,
+            nan,
+            nan,
+            0.0,
+            1.0,
+            nan,
+            nan,
+            -1.0,
+            sub,
+            3.0,
+            3.0,
+            -sub,
+            2.0,
+            3.0,
+            -f32::INFINITY,
+        ],
+    );
+    let max = run_on(exec, &[seed_pool(PoolFunc::MAX_POOL, 2)], &mem);
+    let d = SEED_DST_OFFSET;
+    assert_eq!(
+        get_u32s(&max, 0, d, 4),
+        [5f32, 7., 13., 15.].map(f32::to_bits)
+    );
+    // Windows of lane 1: {NaN,-0,0,1} -> 1; {NaN,NaN,NaN,NaN} -> -inf; {-1,sub,-sub,2} -> 2; {3,3,3,-inf} -> 3.
+    assert_eq!(
+        get_u32s(&max, 1, d, 4),
+        [
+            1.0f32.to_bits(),
+            0xFF80_0000,
+            2.0f32.to_bits(),
+            3.0f32.to_bits()
+        ]
+    );
+    let avg = run_on(exec, &[seed_pool(PoolFunc::AVG_POOL, 2)], &mem);
+    assert_eq!(
+        get_u32s(&avg, 0, d, 4),
+        [2.5f32, 4.5, 10.5, 12.5].map(f32::to_bits)
+    );
+    // NaN windows average to the canonical NaN (EC-20); subnormals flush (EC-19):
+    // (-1+0+0+2)/4; a -inf in the window makes the average -inf.
+    assert_eq!(
+        get_u32s(&avg, 1, d, 4),
+        [0x7FC0_0000, 0x7FC0_0000, 0.25f32.to_bits(), 0xFF80_0000]
+    );
+    let sel = run_on(exec, &[seed_max_pool_select(2)], &mem);
+    let loc = Location {
+        region: Region::Sbuf,
+        partition: 0,
+        offset: d,
+    };
+    assert_eq!(sel.read(loc, 2, 4).unwrap(), [3, 3, 3, 3, 3, 0, 3, 0]);
+    // -0 vs +0: with the window {-0, +0}, MAX keeps the first (-0).
+    let mut zeros = DeviceMemory::new(ARCH);
+    put_f32(&mut zeros, 0, &[-0.0, 0.0]);
+    let mut p = seed_pool(PoolFunc::MAX_POOL, 1);
+    p.pool_dim = PoolDim::X;
+    p.src = Tensor4d::new(p.src.addr, [(2, 1), (1, 1), (1, 1), (1, 1)]);
+    p.dst = Tensor4d::new(p.dst.addr, [(1, 1), (1, 1), (1, 1), (1, 1)]);
+    let out = run_on(exec, &[valid(p)], &zeros);
+    assert_eq!(get_u32s(&out, 0, d, 1), [0x8000_0000]);
+}
+
+#[test]
+fn hand_derived_values_on_the_cpu() {
+    hand_cases(&mut CpuExecutor::default());
+}
+
+#[test]
+fn hand_derived_values_on_the_gpu() {
+    let Some(gpu) = gpu() else { return };
+    hand_cases(&mut GpuExecutor::new(&gpu, ARCH).expect("pipeline"));
+}
+
+#[test]
+fn random_streams_agree_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x5EED_0004);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let (streams, per_stream) = (100, 20);
+    for s in 0..streams {
+        randomize(&mut mem, &mut rng, s as u8);
+        let records: Vec<S4d4Pl> = (0..per_stream)
+            .map(|_| random_valid_pool(&mut rng, Target::pool(ARCH)))
+            .collect();
+        let cpu = run_on(&mut CpuExecutor::default(), &records, &mem);
+        let gpu_out = run_on(&mut gpu_exec, &records, &mem);
+        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
+            let text: Vec<String> = records
+                .iter()
+                .map(|r| tpb_emu::isa::text::disasm_record(&r.encode()))
+                .collect();
+            panic!(
+                "stream {s}: {} byte {i}: cpu {a:#04x} gpu {b:#04x}\n{}",
+                region.name(),
+                text.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn a_destroyed_device_is_an_error_not_a_panic() {
+    let Some(gpu) = gpu() else { return };
+    let pool = GpuPool::new(&gpu, ARCH).expect("pipeline");
+    gpu.device.destroy();
+    let mem = DeviceMemory::new(ARCH);
+    let r = pool.upload(&mem).and_then(|_| pool.run(&[]));
+    let mut back = DeviceMemory::new(ARCH);
+    let d = pool.download(&mut back);
+    assert!(
+        r.is_err() || d.is_err(),
+        "upload/run/download after destroy: {r:?} {d:?}"
+    );
+}
+
+#[test]
+fn a_validation_error_is_a_value() {
+    let Some(gpu) = gpu() else { return };
+    let e = gpu
+        .scoped(|| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 64,
+                // MAP_READ may only be combined with COPY_DST.
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        })
+        .unwrap_err();
+    assert!(
+        matches!(e, tpb_emu::device::gpu::DeviceError::Validation(_)),
+        "{e:?}"
+    );
+}
