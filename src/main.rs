@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tpb_emu::cli::{self, CliError, Exit};
+use tpb_emu::device::gpu::BackendChoice;
 use tpb_emu::isa::Engine;
 use tpb_emu::isa::validate::Target;
 use tpb_emu::limits::Arch;
@@ -58,6 +59,48 @@ impl From<ArchArg> for Arch {
     }
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    /// Any GPU adapter, software ones included; exit 5 without one.
+    Gpu,
+    /// The CPU reference executor.
+    Cpu,
+    /// The first hardware GPU, else the CPU backend.
+    Auto,
+}
+
+impl From<BackendArg> for BackendChoice {
+    fn from(b: BackendArg) -> BackendChoice {
+        match b {
+            BackendArg::Gpu => BackendChoice::Gpu,
+            BackendArg::Cpu => BackendChoice::Cpu,
+            BackendArg::Auto => BackendChoice::Auto,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Pool throughput beside the same backend's copy (GB/s), and small-record rate.
+    Pool {
+        /// The backend to measure.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Input bytes of the large record over all 128 lanes.
+        #[arg(long, default_value_t = cli::bench::DEFAULT_BYTES)]
+        bytes: u64,
+        /// Timed repetitions; the best is reported.
+        #[arg(long, default_value_t = 5)]
+        repeat: u32,
+        /// Records in the small-record stream.
+        #[arg(long, default_value_t = 10_000)]
+        records: u32,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Validate every record of a raw stream (exit 3 on the first invalid one).
@@ -89,6 +132,11 @@ enum Command {
     },
     /// Run the built-in example.
     Demo,
+    /// List the GPU adapters and what --backend auto would use.
+    Info,
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Run a POOL-engine stream on the CPU reference: load inputs, execute, dump outputs.
     Exec {
         /// The stream: raw 64-byte records.
@@ -105,6 +153,9 @@ enum Command {
         /// ADDR:DTYPE:SHAPE=out.npy: after the run, write memory at ADDR as an array.
         #[arg(long, value_name = "ADDR:DTYPE:SHAPE=NPY")]
         dump: Vec<String>,
+        /// Which backend executes.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
     },
 }
 
@@ -131,12 +182,30 @@ fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::Exec(format!("stdout: {e}")))
         }
         Command::Demo => cli::demo::run(&mut out),
+        Command::Info => cli::info::run(&mut out),
+        Command::Bench(BenchCommand::Pool {
+            backend,
+            bytes,
+            repeat,
+            records,
+            json,
+        }) => {
+            let args = cli::bench::BenchArgs {
+                backend: backend.into(),
+                bytes,
+                repeat,
+                small_records: records,
+                json,
+            };
+            cli::bench::run(&args, &mut out).map(|_| ())
+        }
         Command::Exec {
             file,
             arch,
             trace,
             load,
             dump,
+            backend,
         } => {
             let args = cli::exec::ExecArgs {
                 file,
@@ -144,6 +213,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 trace,
                 loads: load,
                 dumps: dump,
+                backend: backend.into(),
             };
             cli::exec::run(&args, &mut out)
         }

@@ -15,10 +15,10 @@
 //! `A,B,C`). Anything wrong with an ADDR, SHAPE, DTYPE or `.npy` file, or a
 //! load or dump outside active memory, is bad input (exit 4).
 
+use super::backend::Backend;
 use super::{CliError, read_file, read_stream};
-use crate::device::{
-    CpuExecutor, DeviceMemory, ExecError, Program, Trace, check_runnable, run_program,
-};
+use crate::device::gpu::BackendChoice;
+use crate::device::{DeviceMemory, ExecError, Program, Trace, check_runnable, run_program};
 use crate::isa::enums::Dtype;
 use crate::isa::tensor::{Addr4, Location, Region};
 use crate::isa::validate::{StreamInvalid, Target};
@@ -40,6 +40,8 @@ pub struct ExecArgs {
     pub loads: Vec<String>,
     /// `ADDR:DTYPE:SHAPE=out.npy`, in order.
     pub dumps: Vec<String>,
+    /// Which backend executes.
+    pub backend: BackendChoice,
 }
 
 /// A parsed `--load`.
@@ -104,8 +106,9 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         on: args.trace,
         err: None,
     };
-    let mut cpu = CpuExecutor::default();
-    run_program(&mut cpu, &program, &mut mem, &mut trace).map_err(exec_error)?;
+    let backend = Backend::open(args.backend)?;
+    let mut exec = backend.executor(args.arch)?;
+    run_program(exec.as_mut(), &program, &mut mem, &mut trace).map_err(exec_error)?;
     if let Some(e) = trace.err {
         return Err(CliError::Exec(format!("stdout: {e}")));
     }
@@ -117,9 +120,10 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     writeln!(
         out,
-        "ok: {} records executed on the pool engine ({}, cpu)",
+        "ok: {} records executed on the pool engine ({}, {})",
         program.records().len(),
-        args.arch.name()
+        args.arch.name(),
+        backend.describe()
     )
     .map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }

@@ -1,9 +1,12 @@
 //! The command line: one module per subcommand, one error type, one exit-code contract.
 
 pub mod asm;
+pub mod backend;
+pub mod bench;
 pub mod demo;
 pub mod disasm;
 pub mod exec;
+pub mod info;
 pub mod validate;
 
 use crate::isa::stream::StreamError;

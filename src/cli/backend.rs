@@ -1,0 +1,54 @@
+//! `--backend gpu|cpu|auto`: opening the executor every executing command uses.
+
+use super::CliError;
+use crate::device::gpu::{BackendChoice, DeviceError, Gpu, GpuExecutor};
+use crate::device::{CpuExecutor, Executor};
+use crate::limits::Arch;
+
+/// An opened backend: the CPU reference or a GPU device.
+pub enum Backend {
+    /// The CPU reference executor.
+    Cpu,
+    /// A GPU device (the executor borrows it).
+    Gpu(Gpu),
+}
+
+impl Backend {
+    /// Opens what `choice` asks for. `gpu` without an adapter is exit 5;
+    /// `auto` without a hardware adapter falls back to the CPU backend.
+    pub fn open(choice: BackendChoice) -> Result<Backend, CliError> {
+        match choice {
+            BackendChoice::Cpu => Ok(Backend::Cpu),
+            BackendChoice::Gpu => Gpu::open(choice).map(Backend::Gpu).map_err(gpu_error),
+            BackendChoice::Auto => match Gpu::open(choice) {
+                Ok(g) => Ok(Backend::Gpu(g)),
+                Err(DeviceError::NoAdapter(_)) => Ok(Backend::Cpu),
+                Err(e) => Err(gpu_error(e)),
+            },
+        }
+    }
+
+    /// `cpu`, or `gpu (<adapter name>)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Cpu => "cpu".into(),
+            Backend::Gpu(g) => format!("gpu: {}", g.adapter.name),
+        }
+    }
+
+    /// An executor for memory of `arch`.
+    pub fn executor(&self, arch: Arch) -> Result<Box<dyn Executor + '_>, CliError> {
+        Ok(match self {
+            Backend::Cpu => Box::new(CpuExecutor::default()),
+            Backend::Gpu(g) => Box::new(GpuExecutor::new(g, arch).map_err(gpu_error)?),
+        })
+    }
+}
+
+/// Maps a GPU failure to the exit-code contract: no adapter is 5, the rest 1.
+pub fn gpu_error(e: DeviceError) -> CliError {
+    match e {
+        DeviceError::NoAdapter(_) => CliError::NoAdapter(e.to_string()),
+        _ => CliError::Exec(e.to_string()),
+    }
+}

@@ -1,0 +1,374 @@
+//! `tpb-emu bench pool`: Pool throughput on one backend, beside a reference
+//! measured in the same run (the adapter's copy kernel, or memcpy on the CPU).
+//!
+//! (a) A large 2×2 MAX and AVG fp32 Pool over 128 lanes, as GB/s of input +
+//! output bytes, next to a copy of the same number of bytes (read + written).
+//! (b) A stream of small records (16 lanes, 4 outputs of a 2×2 window each)
+//! as records/s, next to the time of one empty submission.
+
+use super::CliError;
+use super::backend::{Backend, gpu_error};
+use crate::device::gpu::copy::CopyKernel;
+use crate::device::gpu::params::PoolParams;
+use crate::device::gpu::{BackendChoice, Gpu, GpuPool};
+use crate::device::pool::{CpuOptions, PoolOp};
+use crate::device::{DeviceMemory, Validated};
+use crate::isa::enums::{Dtype, PoolDim, PoolFunc};
+use crate::isa::opcode::Opcode;
+use crate::isa::s4d4_pl::S4d4Pl;
+use crate::isa::tensor::{Addr4, Region, Tensor4d};
+use crate::isa::validate::Target;
+use crate::limits::{Arch, PARTITIONS};
+use serde::Serialize;
+use std::hint::black_box;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Floats per row of the benchmark's feature map (one row is 1 KiB).
+const MAP_WIDTH: u32 = 256;
+/// Default input bytes over all 128 lanes: 128 KiB per lane, most of SBUF
+/// with the quarter-size output beside it.
+pub const DEFAULT_BYTES: u64 = 128 * 128 * 1024;
+
+/// Options of `bench pool`.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchArgs {
+    /// Backend.
+    pub backend: BackendChoice,
+    /// Input bytes of the large record, over all 128 lanes.
+    pub bytes: u64,
+    /// Timed repetitions (the best is reported).
+    pub repeat: u32,
+    /// Records in the small-record stream.
+    pub small_records: u32,
+    /// One JSON object instead of the table.
+    pub json: bool,
+}
+
+/// One row of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// What was measured.
+    pub name: String,
+    /// Best time in seconds.
+    pub seconds: f64,
+    /// Bytes read + written (large cases), else 0.
+    pub bytes: u64,
+    /// GB/s of `bytes` (large cases).
+    pub gb_per_s: Option<f64>,
+    /// Records per second (stream cases).
+    pub records_per_s: Option<f64>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// `cpu` or `gpu: <adapter>`.
+    pub backend: String,
+    /// How times were taken.
+    pub timing: String,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Pool GB/s over copy GB/s, for MAX and AVG.
+    pub pool_over_copy: [f64; 2],
+}
+
+/// The large record: a `h`×[`MAP_WIDTH`] fp32 map per lane at offset 0,
+/// pooled 2×2 into the quarter-size map right after it.
+pub fn large_record(func: PoolFunc, lane_bytes: u64) -> S4d4Pl {
+    let w = MAP_WIDTH;
+    let h = ((lane_bytes / (4 * w as u64)) as u32 / 2 * 2).max(2);
+    let src = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, 0),
+        [
+            (2, 1),
+            (2, w as i16),
+            ((w / 2) as u16, 2),
+            ((h / 2) as u16, 2 * w as i16),
+        ],
+    );
+    let dst = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, 4 * w * h),
+        [
+            ((w / 2) as u16, 1),
+            ((h / 2) as u16, (w / 2) as i16),
+            (1, 1),
+            (1, 1),
+        ],
+    );
+    let scale = if func == PoolFunc::AVG_POOL {
+        0.25
+    } else {
+        1.0
+    };
+    S4d4Pl::new(
+        Opcode::POOL,
+        func,
+        PoolDim::XY,
+        Dtype::FP32,
+        Dtype::FP32,
+        128,
+        scale,
+        src,
+        dst,
+    )
+}
+
+/// A small record: 16 lanes, a 4×4 fp32 map pooled 2×2 into 4 outputs;
+/// MAX, AVG and MaxPoolSelect in turn so the stream exercises every path.
+pub fn small_record(i: u32) -> S4d4Pl {
+    let off = 128 * (i % 64);
+    let src = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, off),
+        [(2, 1), (2, 4), (2, 2), (2, 8)],
+    );
+    let dst = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, 0x4000 + off),
+        [(2, 1), (2, 2), (1, 1), (1, 1)],
+    );
+    let (opcode, func, out, scale) = match i % 3 {
+        0 => (Opcode::POOL, PoolFunc::MAX_POOL, Dtype::FP32, 1.0),
+        1 => (Opcode::POOL, PoolFunc::AVG_POOL, Dtype::FP32, 0.25),
+        _ => (Opcode::MAX_POOL_SELECT, PoolFunc::NONE, Dtype::UINT32, 1.0),
+    };
+    S4d4Pl::new(
+        opcode,
+        func,
+        PoolDim::XY,
+        Dtype::FP32,
+        out,
+        16,
+        scale,
+        src,
+        dst,
+    )
+}
+
+fn op_of(p: &S4d4Pl, arch: Arch) -> Result<PoolOp, CliError> {
+    let v = Validated::new(0, p.encode(), Target::pool(arch))
+        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
+    PoolOp::from_validated(&v).ok_or_else(|| CliError::Exec("not a pool record".into()))
+}
+
+fn best(
+    repeat: u32,
+    mut f: impl FnMut() -> Result<Duration, CliError>,
+) -> Result<Duration, CliError> {
+    let mut b = Duration::MAX;
+    for _ in 0..repeat.max(1) {
+        b = b.min(f()?);
+    }
+    Ok(b)
+}
+
+fn gb_row(name: &str, t: Duration, bytes: u64) -> Row {
+    Row {
+        name: name.into(),
+        seconds: t.as_secs_f64(),
+        bytes,
+        gb_per_s: Some(bytes as f64 / t.as_secs_f64() / 1e9),
+        records_per_s: None,
+    }
+}
+
+fn rate_row(name: &str, t: Duration, records: u32) -> Row {
+    Row {
+        name: name.into(),
+        seconds: t.as_secs_f64(),
+        bytes: 0,
+        gb_per_s: None,
+        records_per_s: Some(records as f64 / t.as_secs_f64()),
+    }
+}
+
+/// Runs the benchmark and prints the report.
+pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
+    let arch = Arch::Cayman;
+    let lane_bytes = args.bytes / PARTITIONS as u64;
+    let max_lane = Region::Sbuf.active_bytes(arch) as u64 * 4 / 5;
+    if lane_bytes < 4 * 4 * MAP_WIDTH as u64 || lane_bytes > max_lane {
+        return Err(CliError::BadInput(format!(
+            "--bytes {}: input per lane must be between {} and {} bytes (input + its quarter-size output fit SBUF)",
+            args.bytes,
+            16 * MAP_WIDTH,
+            max_lane
+        )));
+    }
+    let backend = Backend::open(args.backend)?;
+    let records = [
+        large_record(PoolFunc::MAX_POOL, lane_bytes),
+        large_record(PoolFunc::AVG_POOL, lane_bytes),
+    ];
+    let ops = [op_of(&records[0], arch)?, op_of(&records[1], arch)?];
+    let moved = ops[0].bytes_moved();
+    let small: Vec<PoolOp> = (0..args.small_records)
+        .map(|i| op_of(&small_record(i), arch))
+        .collect::<Result<_, _>>()?;
+    let mut mem = DeviceMemory::new(arch);
+    let mut seed = 0x2545_F491u32;
+    for b in mem.region_bytes_mut(Region::Sbuf).iter_mut() {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        *b = seed as u8;
+    }
+    let report = match &backend {
+        Backend::Cpu => bench_cpu(args, &ops, &small, &mut mem, moved)?,
+        Backend::Gpu(g) => bench_gpu(args, g, &ops, &small, &mem, moved)?,
+    };
+    let report = Report {
+        backend: backend.describe(),
+        ..report
+    };
+    print(&report, args.json, out)?;
+    Ok(report)
+}
+
+fn bench_cpu(
+    args: &BenchArgs,
+    ops: &[PoolOp; 2],
+    small: &[PoolOp],
+    mem: &mut DeviceMemory,
+    moved: u64,
+) -> Result<Report, CliError> {
+    let opts = CpuOptions::default();
+    let mut rows = Vec::new();
+    for (op, name) in ops.iter().zip(["pool max 2x2 fp32", "pool avg 2x2 fp32"]) {
+        let t = best(args.repeat, || {
+            let t0 = Instant::now();
+            crate::device::pool::execute(op, mem, &opts);
+            Ok(t0.elapsed())
+        })?;
+        rows.push(gb_row(name, t, moved));
+    }
+    // The reference: memcpy of half the bytes (read + written = `moved`).
+    let half = (moved / 2) as usize;
+    let src = vec![1u8; half];
+    let mut dst = vec![0u8; half];
+    let t = best(args.repeat, || {
+        let t0 = Instant::now();
+        dst.copy_from_slice(black_box(&src));
+        black_box(&dst);
+        Ok(t0.elapsed())
+    })?;
+    rows.push(gb_row("memcpy (reference)", t, 2 * half as u64));
+    let t = best(args.repeat, || {
+        let t0 = Instant::now();
+        for op in small {
+            crate::device::pool::execute(op, mem, &opts);
+        }
+        Ok(t0.elapsed())
+    })?;
+    rows.push(rate_row(
+        &format!("{} small records", small.len()),
+        t,
+        small.len() as u32,
+    ));
+    Ok(finish("cpu", "wall clock, best of --repeat", rows))
+}
+
+fn bench_gpu(
+    args: &BenchArgs,
+    gpu: &Gpu,
+    ops: &[PoolOp; 2],
+    small: &[PoolOp],
+    mem: &DeviceMemory,
+    moved: u64,
+) -> Result<Report, CliError> {
+    let arch = mem.arch();
+    let pool = GpuPool::new(gpu, arch).map_err(gpu_error)?;
+    pool.upload(mem).map_err(gpu_error)?;
+    let timing = if gpu.timestamps {
+        "GPU timestamp queries around each pass, best of --repeat"
+    } else {
+        "wall clock of submit + wait (no timestamp queries), best of --repeat"
+    };
+    let timed = |params: &[PoolParams]| -> Result<Duration, CliError> {
+        let t0 = Instant::now();
+        let g = pool.run(params).map_err(gpu_error)?;
+        Ok(g.unwrap_or_else(|| t0.elapsed()))
+    };
+    let mut rows = Vec::new();
+    for (op, name) in ops.iter().zip(["pool max 2x2 fp32", "pool avg 2x2 fp32"]) {
+        let p = [PoolParams::new(op, arch)];
+        timed(&p)?; // warm-up: pipeline compilation happens on first use on some drivers
+        let t = best(args.repeat, || timed(&p))?;
+        rows.push(gb_row(name, t, moved));
+    }
+    let copy = CopyKernel::new(gpu, moved / 2).map_err(gpu_error)?;
+    copy.run().map_err(gpu_error)?;
+    let t = best(args.repeat, || copy.run().map_err(gpu_error))?;
+    rows.push(gb_row(
+        "copy kernel vec4<u32> (reference)",
+        t,
+        2 * copy.bytes(),
+    ));
+    let params: Vec<PoolParams> = small.iter().map(|o| PoolParams::new(o, arch)).collect();
+    let wall = |params: &[PoolParams]| -> Result<Duration, CliError> {
+        let t0 = Instant::now();
+        pool.run(params).map_err(gpu_error)?;
+        Ok(t0.elapsed())
+    };
+    wall(&params[..params.len().min(64)])?;
+    let t = best(args.repeat, || wall(&params))?;
+    rows.push(rate_row(
+        &format!("{} small records (wall, one submission)", small.len()),
+        t,
+        small.len() as u32,
+    ));
+    let t = best(args.repeat, || {
+        CopyKernel::empty_submit(gpu).map_err(gpu_error)
+    })?;
+    rows.push(rate_row("one empty submission (wall)", t, 1));
+    Ok(finish("gpu", timing, rows))
+}
+
+fn finish(backend: &str, timing: &str, rows: Vec<Row>) -> Report {
+    let gb = |i: usize| rows[i].gb_per_s.unwrap_or(0.0);
+    let pool_over_copy = [gb(0) / gb(2), gb(1) / gb(2)];
+    Report {
+        backend: backend.into(),
+        timing: timing.into(),
+        rows,
+        pool_over_copy,
+    }
+}
+
+fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    if json {
+        let s = serde_json::to_string(r).expect("plain struct serialises");
+        return writeln!(out, "{s}").map_err(io);
+    }
+    writeln!(
+        out,
+        "tpb-emu bench pool — backend {} ({})",
+        r.backend, r.timing
+    )
+    .map_err(io)?;
+    writeln!(
+        out,
+        "{:<48} {:>12} {:>10} {:>14}",
+        "case", "time (ms)", "GB/s", "records/s"
+    )
+    .map_err(io)?;
+    for row in &r.rows {
+        let gb = row.gb_per_s.map_or("-".into(), |v| format!("{v:.2}"));
+        let rs = row.records_per_s.map_or("-".into(), |v| format!("{v:.0}"));
+        writeln!(
+            out,
+            "{:<48} {:>12.3} {:>10} {:>14}",
+            row.name,
+            row.seconds * 1e3,
+            gb,
+            rs
+        )
+        .map_err(io)?;
+    }
+    writeln!(
+        out,
+        "pool/copy ratio: max {:.2}, avg {:.2}",
+        r.pool_over_copy[0], r.pool_over_copy[1]
+    )
+    .map_err(io)
+}
