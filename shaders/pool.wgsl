@@ -8,12 +8,19 @@
 // f32→fp16/bf16 rounding, NaN/inf classification, subnormal flushing (EC-19)
 // and canonical NaNs (EC-20).
 //
+// The dtype pair and the fold are pipeline-overridable constants: each
+// variant is compiled once and cached (the host keys pipelines by them), so
+// the per-element `switch`es fold away instead of diverging per invocation.
+// Each invocation folds a segment of SEGMENT consecutive outputs of one lane:
+// the coordinate divisions happen once per segment, and odometers step the
+// src window base and the dst position from one output to the next.
+//
 // Memory: SBUF (128 partitions × active bytes) then PSUM, as u32 words. Words
 // are atomic because 1- and 2-byte outputs of different invocations can share
 // a word; EC-21 guarantees no two outputs share a byte and src never meets
 // dst, so a clear-then-set of one output's bytes is race-free.
 
-// Mirrors `PoolParams` in src/device/gpu/params.rs (112 bytes; the Rust side
+// Mirrors `PoolParams` in src/device/gpu/params.rs (128 bytes; the Rust side
 // asserts the size and offsets).
 struct Params {
     src_num: vec4<u32>,
@@ -27,17 +34,27 @@ struct Params {
     channels: u32,
     outputs: u32,         // outputs per lane
     win_dims: u32,        // 1..=4: dims 0..win_dims form one window
-    op: u32,              // OP_MAX, OP_AVG or OP_SELECT
-    in_dtype: u32,        // DTYPE byte (SPEC §5)
-    out_dtype: u32,
+    op: u32,              // the host's copy of OP (selects the pipeline)
+    in_dtype: u32,        // the host's copy of IN_DTYPE
+    out_dtype: u32,       // the host's copy of OUT_DTYPE
     scale_bits: u32,      // f32 bits of pool_scale
     groups_x: u32,        // workgroups along x of a 2-D dispatch
+    segments: u32,        // ceil(outputs / SEGMENT): invocations per lane
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
+
+// The pipeline variant: DTYPE bytes of input and output, and the fold.
+override IN_DTYPE: u32 = 10u;
+override OUT_DTYPE: u32 = 10u;
+override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
 @group(0) @binding(1) var<uniform> p: Params;
 
 const WORKGROUP: u32 = 64u;
+const SEGMENT: u32 = 4u; // outputs per invocation
 
 const OP_MAX: u32 = 0u;
 const OP_AVG: u32 = 1u;
@@ -334,70 +351,91 @@ fn store_f32(byte: u32, d: u32, b: u32) {
 @compute @workgroup_size(64)
 fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
-    if id >= p.channels * p.outputs {
+    if id >= p.channels * p.segments {
         return;
     }
-    let lane = id / p.outputs;
-    let o = id % p.outputs;
+    let lane = id / p.segments;
+    let first = (id % p.segments) * SEGMENT;
+    let count = min(SEGMENT, p.outputs - first);
 
-    // The window's start: output o's coordinates over the src dims outside the window.
-    var rest = o;
-    var base = 0;
-    for (var d = p.win_dims; d < 4u; d++) {
-        base += i32(rest % p.src_num[d]) * p.src_step[d];
+    // Coordinates of output `first`: over the src dims outside the window,
+    // and over the dst walk.
+    let k = p.win_dims;
+    var sc = vec4<u32>(0u);
+    var rest = first;
+    for (var d = k; d < 4u; d++) {
+        sc[d] = rest % p.src_num[d];
         rest /= p.src_num[d];
     }
+    var dc = vec4<u32>(0u);
+    rest = first;
+    for (var d = 0u; d < 4u; d++) {
+        dc[d] = rest % p.dst_num[d];
+        rest /= p.dst_num[d];
+    }
     var n = vec4<u32>(1u);
-    for (var d = 0u; d < p.win_dims; d++) {
+    for (var d = 0u; d < k; d++) {
         n[d] = p.src_num[d];
     }
-    let in_size = dtype_size(p.in_dtype);
-    let lane_src = p.src_base + lane * p.src_lane_stride;
+    let in_size = dtype_size(IN_DTYPE);
+    let out_size = dtype_size(OUT_DTYPE);
+    let lane_src = i32(p.src_base + lane * p.src_lane_stride);
+    let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
 
-    var acc = select(NEG_INF, 0u, p.op == OP_AVG); // EC-11 / EC-12
-    var acc_key = order_key(NEG_INF);
-    var arg = 0u;
-    var e = 0u;
-    for (var w = 0u; w < n.w; w++) {
-        for (var z = 0u; z < n.z; z++) {
-            for (var y = 0u; y < n.y; y++) {
-                let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
-                for (var x = 0u; x < n.x; x++) {
-                    let idx = row + i32(x) * p.src_step.x;
-                    let byte = u32(i32(lane_src) + idx * i32(in_size));
-                    let v = load_f32_bits(byte, p.in_dtype);
-                    if p.op == OP_AVG {
-                        acc = flush(bitcast<u32>(bitcast<f32>(acc) + bitcast<f32>(v)));
-                    } else if !is_nan(v) {
-                        // EC-11: strictly greater wins, so the first maximum stays.
-                        let k = order_key(v);
-                        if k > acc_key {
-                            acc = v;
-                            acc_key = k;
-                            arg = e;
+    for (var j = 0u; j < count; j++) {
+        let base = dot(vec4<i32>(sc), p.src_step); // sc is 0 on window dims
+        var acc = select(NEG_INF, 0u, OP == OP_AVG); // EC-11 / EC-12
+        var acc_key = order_key(NEG_INF);
+        var arg = 0u;
+        var e = 0u;
+        for (var w = 0u; w < n.w; w++) {
+            for (var z = 0u; z < n.z; z++) {
+                for (var y = 0u; y < n.y; y++) {
+                    let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
+                    for (var x = 0u; x < n.x; x++) {
+                        let idx = row + i32(x) * p.src_step.x;
+                        let v = load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE);
+                        if OP == OP_AVG {
+                            acc = flush(bitcast<u32>(bitcast<f32>(acc) + bitcast<f32>(v)));
+                        } else if !is_nan(v) {
+                            // EC-11: strictly greater wins, so the first maximum stays.
+                            let key = order_key(v);
+                            if key > acc_key {
+                                acc = v;
+                                acc_key = key;
+                                arg = e;
+                            }
                         }
+                        e++;
                     }
-                    e++;
                 }
             }
         }
-    }
 
-    // The output's place: o's coordinates over the dst walk.
-    var r = o;
-    var didx = 0;
-    for (var d = 0u; d < 4u; d++) {
-        didx += i32(r % p.dst_num[d]) * p.dst_step[d];
-        r /= p.dst_num[d];
-    }
-    let out_size = dtype_size(p.out_dtype);
-    let dbyte = u32(i32(p.dst_base + lane * p.dst_lane_stride) + didx * i32(out_size));
-    if p.op == OP_SELECT {
-        store_bits(dbyte, out_size, arg); // an integer, never through f32
-    } else {
-        if p.op == OP_AVG {
-            acc = flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits))); // EC-12
+        let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
+        if OP == OP_SELECT {
+            store_bits(dbyte, out_size, arg); // an integer, never through f32
+        } else {
+            if OP == OP_AVG {
+                acc = flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits))); // EC-12
+            }
+            store_f32(dbyte, OUT_DTYPE, acc);
         }
-        store_f32(dbyte, p.out_dtype, acc);
+
+        // Step both odometers to the next output.
+        for (var d = k; d < 4u; d++) {
+            sc[d]++;
+            if sc[d] < p.src_num[d] {
+                break;
+            }
+            sc[d] = 0u;
+        }
+        for (var d = 0u; d < 4u; d++) {
+            dc[d]++;
+            if dc[d] < p.dst_num[d] {
+                break;
+            }
+            dc[d] = 0u;
+        }
     }
 }

@@ -43,13 +43,18 @@ pub struct PoolParams {
     pub scale_bits: u32,
     /// Workgroups along x of the 2-D dispatch.
     pub groups_x: u32,
+    /// Invocations per lane: `ceil(outputs / SEGMENT)`.
+    pub segments: u32,
+    /// Padding to the WGSL struct's 16-byte size multiple.
+    pub pad: [u32; 3],
 }
 
-// The WGSL struct's layout: four vec4s, then twelve u32s.
-const _: () = assert!(size_of::<PoolParams>() == 112);
+// The WGSL struct's layout: four vec4s, then sixteen u32s.
+const _: () = assert!(size_of::<PoolParams>() == 128);
 const _: () = assert!(offset_of!(PoolParams, dst_step) == 48);
 const _: () = assert!(offset_of!(PoolParams, src_base) == 64);
 const _: () = assert!(offset_of!(PoolParams, groups_x) == 108);
+const _: () = assert!(offset_of!(PoolParams, segments) == 112);
 
 /// Pool MAX.
 pub const OP_MAX: u32 = 0;
@@ -60,6 +65,8 @@ pub const OP_SELECT: u32 = 2;
 
 /// Invocations per workgroup (`WORKGROUP` in the shader).
 pub const WORKGROUP: u32 = 64;
+/// Consecutive outputs one invocation folds (`SEGMENT` in the shader).
+pub const SEGMENT: u32 = 4;
 
 /// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
 pub fn region_base(region: Region, arch: Arch) -> u32 {
@@ -119,11 +126,34 @@ impl PoolParams {
             out_dtype: op.out_ty().dtype().0 as u32,
             scale_bits: scale.to_bits(),
             groups_x: 0,
+            segments: (op.num() as u32).div_ceil(SEGMENT),
+            pad: [0; 3],
         }
     }
 
-    /// Invocations the record needs: one per (lane, output).
+    /// Invocations the record needs: one per (lane, segment of outputs).
     pub fn invocations(&self) -> u64 {
-        self.channels as u64 * self.outputs as u64
+        self.channels as u64 * self.segments as u64
     }
+
+    /// The pipeline variant this record needs: (op, in dtype, out dtype).
+    pub fn variant(&self) -> Variant {
+        Variant {
+            op: self.op,
+            in_dtype: self.in_dtype,
+            out_dtype: self.out_dtype,
+        }
+    }
+}
+
+/// A pipeline variant of the Pool kernel: the WGSL override constants
+/// `OP`, `IN_DTYPE` and `OUT_DTYPE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// [`OP_MAX`], [`OP_AVG`] or [`OP_SELECT`].
+    pub op: u32,
+    /// DTYPE byte of the input.
+    pub in_dtype: u32,
+    /// DTYPE byte of the output.
+    pub out_dtype: u32,
 }

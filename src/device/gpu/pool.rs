@@ -2,10 +2,12 @@
 //! a run, one submission for a batch of records, readback at the end.
 
 use super::context::{DeviceError, Gpu};
-use super::params::{PoolParams, WORKGROUP, memory_bytes, pack, region_base};
+use super::params::{PoolParams, Variant, WORKGROUP, memory_bytes, pack, region_base};
 use crate::device::memory::DeviceMemory;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// The Pool kernel (`include_str!`, never generated text).
@@ -18,7 +20,10 @@ const RECORDS_PER_SUBMIT: usize = 16_384;
 pub struct GpuPool<'g> {
     gpu: &'g Gpu,
     arch: Arch,
-    pipeline: wgpu::ComputePipeline,
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// One pipeline per variant, compiled on first use.
+    pipelines: RefCell<HashMap<Variant, wgpu::ComputePipeline>>,
     layout: wgpu::BindGroupLayout,
     mem: wgpu::Buffer,
     params_stride: u64,
@@ -57,18 +62,10 @@ impl<'g> GpuPool<'g> {
                     },
                 ],
             });
-            let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some("pool"),
                 bind_group_layouts: &[Some(&layout)],
                 immediate_size: 0,
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("pool"),
-                layout: Some(&pl),
-                module: &module,
-                entry_point: Some("pool"),
-                compilation_options: Default::default(),
-                cache: None,
             });
             let mem = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sbuf+psum"),
@@ -82,12 +79,43 @@ impl<'g> GpuPool<'g> {
             GpuPool {
                 gpu,
                 arch,
-                pipeline,
+                module,
+                pipeline_layout,
+                pipelines: RefCell::default(),
                 layout,
                 mem,
                 params_stride: (size_of::<PoolParams>() as u64).div_ceil(align) * align,
             }
         })
+    }
+
+    /// Compiles (once) the pipeline of `v`.
+    fn pipeline(&self, v: Variant) -> Result<wgpu::ComputePipeline, DeviceError> {
+        if let Some(p) = self.pipelines.borrow().get(&v) {
+            return Ok(p.clone());
+        }
+        let constants = [
+            ("OP", v.op as f64),
+            ("IN_DTYPE", v.in_dtype as f64),
+            ("OUT_DTYPE", v.out_dtype as f64),
+        ];
+        let p = self.gpu.scoped(|| {
+            self.gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("pool"),
+                    layout: Some(&self.pipeline_layout),
+                    module: &self.module,
+                    entry_point: Some("pool"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+        })?;
+        self.pipelines.borrow_mut().insert(v, p.clone());
+        Ok(p)
     }
 
     /// The generation this memory was laid out for.
@@ -148,7 +176,7 @@ impl<'g> GpuPool<'g> {
             p.groups_x = gx;
             let at = i * self.params_stride as usize;
             blob[at..at + size_of::<PoolParams>()].copy_from_slice(bytemuck::bytes_of(&p));
-            grids.push((gx, gy));
+            grids.push((self.pipeline(p.variant())?, gx, gy));
         }
         let timer = Timer::new(self.gpu);
         self.gpu.scoped(|| {
@@ -183,10 +211,10 @@ impl<'g> GpuPool<'g> {
                     label: Some("pool"),
                     timestamp_writes: timer.as_ref().map(|t| t.writes()),
                 });
-                pass.set_pipeline(&self.pipeline);
-                for (i, &(gx, gy)) in grids.iter().enumerate() {
+                for (i, (pipeline, gx, gy)) in grids.iter().enumerate() {
+                    pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &bind, &[(i as u64 * self.params_stride) as u32]);
-                    pass.dispatch_workgroups(gx, gy, 1);
+                    pass.dispatch_workgroups(*gx, *gy, 1);
                 }
             }
             if let Some(t) = &timer {
