@@ -18,7 +18,8 @@ pub enum StreamError {
     },
 }
 
-/// The records of a stream with their byte offsets.
+/// The records of a stream with their byte offsets. EC-32: a bare stream
+/// needs no terminator record; its end ends the engine's program.
 pub fn records(bytes: &[u8]) -> Result<impl Iterator<Item = (usize, Record)> + '_, StreamError> {
     if bytes.len() % RECORD_BYTES != 0 {
         return Err(StreamError::Length { len: bytes.len() });
