@@ -40,7 +40,7 @@ struct Params {
     scale_bits: u32,      // f32 bits of pool_scale
     groups_x: u32,        // workgroups along x of a 2-D dispatch
     segments: u32,        // ceil(outputs / SEGMENT): invocations per lane
-    pad0: u32,
+    dst_vec4: u32,        // pool_rows: 1 when 4 consecutive outputs are one aligned vec4
     pad1: u32,
     pad2: u32,
 }
@@ -52,6 +52,9 @@ override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
 @group(0) @binding(1) var<uniform> p: Params;
+// The same memory as 16-byte words, for `pool_rows`' vector loads and stores
+// (each entry point uses one view; the host binds the same buffer to both).
+@group(0) @binding(2) var<storage, read_write> memv: array<vec4<u32>>;
 
 const WORKGROUP: u32 = 64u;
 const SEGMENT: u32 = 4u; // outputs per invocation
@@ -100,15 +103,13 @@ fn flush(b: u32) -> u32 {
 }
 
 // A u32 whose unsigned order is the float order of non-NaN values, with
-// -0 and +0 equal (IEEE compares them equal).
+// -0 and +0 equal (IEEE compares them equal). NaN maps to 0, below -inf's
+// key, so a NaN never wins a MAX (EC-11). Branch-free: SIMD drivers run it
+// on every lane at once.
 fn order_key(b: u32) -> u32 {
-    if (b & 0x7FFFFFFFu) == 0u {
-        return SIGN;
-    }
-    if (b & SIGN) != 0u {
-        return ~b;
-    }
-    return b | SIGN;
+    let k = select(b | SIGN, ~b, (b & SIGN) != 0u);
+    let zero_or_nan = select(k, SIGN, (b & 0x7FFFFFFFu) == 0u);
+    return select(zero_or_nan, 0u, is_nan(b));
 }
 
 // ---- integer → f32, round to nearest even, by bits ----
@@ -348,6 +349,34 @@ fn store_f32(byte: u32, d: u32, b: u32) {
 
 // ---- the fold ----
 
+// One output's running fold: the value, its order key, and its window position.
+struct Fold {
+    acc: u32,
+    key: u32,
+    arg: u32,
+}
+
+// The value to store: AVG multiplies the sum once by pool_scale (EC-12).
+fn finish(acc: u32) -> u32 {
+    if OP == OP_AVG {
+        return flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits)));
+    }
+    return acc;
+}
+
+// Folds element `v` (f32 bits) at window position `e`. AVG: the running
+// sum, flushed (EC-12, EC-19). MAX and MaxPoolSelect: strictly greater wins,
+// so the first maximum stays and NaN never wins (EC-11).
+fn fold(f: Fold, v: u32, e: u32) -> Fold {
+    if OP == OP_AVG {
+        return Fold(flush(bitcast<u32>(bitcast<f32>(f.acc) + bitcast<f32>(v))), f.key, f.arg);
+    }
+    let kv = order_key(v);
+    let take = kv > f.key;
+    return Fold(select(f.acc, v, take), select(f.key, kv, take), select(f.arg, e, take));
+}
+
+
 @compute @workgroup_size(64)
 fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
@@ -384,9 +413,7 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
     for (var j = 0u; j < count; j++) {
         let base = dot(vec4<i32>(sc), p.src_step); // sc is 0 on window dims
-        var acc = select(NEG_INF, 0u, OP == OP_AVG); // EC-11 / EC-12
-        var acc_key = order_key(NEG_INF);
-        var arg = 0u;
+        var f = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
         var e = 0u;
         for (var w = 0u; w < n.w; w++) {
             for (var z = 0u; z < n.z; z++) {
@@ -394,18 +421,7 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                     let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
                     for (var x = 0u; x < n.x; x++) {
                         let idx = row + i32(x) * p.src_step.x;
-                        let v = load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE);
-                        if OP == OP_AVG {
-                            acc = flush(bitcast<u32>(bitcast<f32>(acc) + bitcast<f32>(v)));
-                        } else if !is_nan(v) {
-                            // EC-11: strictly greater wins, so the first maximum stays.
-                            let key = order_key(v);
-                            if key > acc_key {
-                                acc = v;
-                                acc_key = key;
-                                arg = e;
-                            }
-                        }
+                        f = fold(f, load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE), e);
                         e++;
                     }
                 }
@@ -414,12 +430,9 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
         let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
         if OP == OP_SELECT {
-            store_bits(dbyte, out_size, arg); // an integer, never through f32
+            store_bits(dbyte, out_size, f.arg); // an integer, never through f32
         } else {
-            if OP == OP_AVG {
-                acc = flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits))); // EC-12
-            }
-            store_f32(dbyte, OUT_DTYPE, acc);
+            store_f32(dbyte, OUT_DTYPE, finish(f.acc));
         }
 
         // Step both odometers to the next output.
@@ -429,6 +442,111 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                 break;
             }
             sc[d] = 0u;
+        }
+        for (var d = 0u; d < 4u; d++) {
+            dc[d]++;
+            if dc[d] < p.dst_num[d] {
+                break;
+            }
+            dc[d] = 0u;
+        }
+    }
+}
+
+// ---- the row fast path ----
+//
+// For the commonest shape — 4-byte input, windows two elements wide with x
+// step 1, adjacent along the first dim outside the window (step 2), rows
+// 16-byte aligned — one invocation reads each window row of 4 consecutive
+// outputs as two vec4 loads. The host picks this entry point only when those
+// conditions hold (`rows_path` in src/device/gpu/params.rs); the fold, the
+// conversions and the stores are the ones `pool` uses, in the same order.
+
+fn load_word_f32_bits(w: u32) -> u32 {
+    switch IN_DTYPE {
+        case 8u: { return i32_to_f32_bits(w); }
+        case 9u: { return u32_to_f32_bits(w); }
+        default: { return flush(w); }
+    }
+}
+
+@compute @workgroup_size(64)
+fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
+    if id >= p.channels * p.segments {
+        return;
+    }
+    let lane = id / p.segments;
+    let first = (id % p.segments) * SEGMENT; // 4 outputs along dim k, never crossing its end
+    let k = p.win_dims;
+    var sc = vec4<u32>(0u);
+    var rest = first;
+    for (var d = k; d < 4u; d++) {
+        sc[d] = rest % p.src_num[d];
+        rest /= p.src_num[d];
+    }
+    var n = vec4<u32>(1u);
+    for (var d = 1u; d < k; d++) {
+        n[d] = p.src_num[d];
+    }
+    let base = dot(vec4<i32>(sc), p.src_step);
+    let lane_src = i32(p.src_base + lane * p.src_lane_stride);
+
+    let init = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
+    var f0 = init;
+    var f1 = init;
+    var f2 = init;
+    var f3 = init;
+    var e = 0u;
+    for (var w = 0u; w < n.w; w++) {
+        for (var z = 0u; z < n.z; z++) {
+            for (var y = 0u; y < n.y; y++) {
+                let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
+                let q = u32(lane_src + row * 4) >> 4u;
+                let lo = memv[q];
+                let hi = memv[q + 1u];
+                // Output j's window row is words 2j and 2j+1, in stream order.
+                f0 = fold(fold(f0, load_word_f32_bits(lo.x), e), load_word_f32_bits(lo.y), e + 1u);
+                f1 = fold(fold(f1, load_word_f32_bits(lo.z), e), load_word_f32_bits(lo.w), e + 1u);
+                f2 = fold(fold(f2, load_word_f32_bits(hi.x), e), load_word_f32_bits(hi.y), e + 1u);
+                f3 = fold(fold(f3, load_word_f32_bits(hi.z), e), load_word_f32_bits(hi.w), e + 1u);
+                e += 2u;
+            }
+        }
+    }
+    let acc = vec4<u32>(f0.acc, f1.acc, f2.acc, f3.acc);
+    let arg = vec4<u32>(f0.arg, f1.arg, f2.arg, f3.arg);
+
+    var r = first;
+    var didx = 0;
+    for (var d = 0u; d < 4u; d++) {
+        didx += i32(r % p.dst_num[d]) * p.dst_step[d];
+        r /= p.dst_num[d];
+    }
+    let out_size = dtype_size(OUT_DTYPE);
+    let dbyte = u32(i32(p.dst_base + lane * p.dst_lane_stride) + didx * i32(out_size));
+    var out = vec4<u32>(0u);
+    for (var j = 0u; j < 4u; j++) {
+        out[j] = select(finish(acc[j]), arg[j], OP == OP_SELECT);
+    }
+    if p.dst_vec4 == 1u && OP != OP_SELECT && out_size == 4u && OUT_DTYPE >= 10u {
+        // fp32/fp32r: the stored bits are the f32 bits, NaN canonical (EC-20).
+        memv[dbyte >> 4u] = select(out, vec4<u32>(F32_CANONICAL_NAN), (out & vec4<u32>(0x7FFFFFFFu)) > vec4<u32>(0x7F800000u));
+        return;
+    }
+    // Any other output: the dst walk of consecutive outputs, one store each.
+    var dc = vec4<u32>(0u);
+    r = first;
+    for (var d = 0u; d < 4u; d++) {
+        dc[d] = r % p.dst_num[d];
+        r /= p.dst_num[d];
+    }
+    for (var j = 0u; j < 4u; j++) {
+        let b = u32(i32(p.dst_base + lane * p.dst_lane_stride) + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
+        if OP == OP_SELECT {
+            store_bits(b, out_size, out[j]);
+        } else {
+            store_f32(b, OUT_DTYPE, out[j]);
         }
         for (var d = 0u; d < 4u; d++) {
             dc[d]++;

@@ -294,3 +294,111 @@ fn a_validation_error_is_a_value() {
         "{e:?}"
     );
 }
+
+/// A random record that the GPU's `pool_rows` fast path takes: 4-byte input,
+/// windows 2 wide with x step 1, adjacent along dim k (step 2, a multiple of
+/// 4 outputs), 16-byte aligned rows.
+fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
+    use tpb_emu::isa::Opcode;
+    let k = rng.usize(1..=3);
+    let mut num = [2u16, 1, 1, 1];
+    let mut step = [1i16, 0, 0, 0];
+    // Window dims 1..k: small counts, row steps that keep rows 16-byte aligned.
+    for d in 1..k {
+        num[d] = rng.u16(1..=3);
+        step[d] = 4 * rng.i16(3..6);
+    }
+    num[k] = 4 * rng.u16(1..=2);
+    step[k] = 2;
+    let row = 2 * num[k] as i16 + 4; // elements a window-row group spans, rounded up
+    for d in k + 1..4 {
+        num[d] = rng.u16(1..=2);
+        step[d] = 4 * (row / 4 + 8 * d as i16);
+    }
+    let select = rng.u8(0..3) == 0;
+    let in_dtype = [Dtype::FP32, Dtype::INT32, Dtype::UINT32][rng.usize(..3)];
+    let out_dtype = if select {
+        [Dtype::UINT8, Dtype::UINT16, Dtype::UINT32][rng.usize(..3)]
+    } else {
+        [
+            Dtype::FP32,
+            Dtype::FP32R,
+            Dtype::BFLOAT16,
+            Dtype::UINT8,
+            Dtype::INT32,
+        ][rng.usize(..5)]
+    };
+    let outputs: u16 = num[k..].iter().product();
+    // dst: contiguous (vec4-able when 4-byte) or strided by 2.
+    let dst_step = if rng.bool() { 1 } else { 2 };
+    let dst = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 3, 0x2000 + 16 * rng.u32(0..4)),
+        [(outputs, dst_step), (1, 1), (1, 1), (1, 1)],
+    );
+    let func = if select {
+        PoolFunc::NONE
+    } else if rng.bool() {
+        PoolFunc::MAX_POOL
+    } else {
+        PoolFunc::AVG_POOL
+    };
+    let src = Tensor4d {
+        addr: Addr4::new(Region::Sbuf, 3, 16 * rng.u32(0..8)),
+        step,
+        num,
+    };
+    S4d4Pl::new(
+        if select {
+            Opcode::MAX_POOL_SELECT
+        } else {
+            Opcode::POOL
+        },
+        func,
+        PoolDim(k as u8 + 1),
+        in_dtype,
+        out_dtype,
+        rng.u8(1..=100),
+        if func == PoolFunc::AVG_POOL { 0.3 } else { 1.0 },
+        src,
+        dst,
+    )
+}
+
+#[test]
+fn the_rows_fast_path_matches_the_cpu() {
+    use tpb_emu::device::Validated;
+    use tpb_emu::device::gpu::params::{dst_vec4, rows_path};
+    use tpb_emu::device::pool::PoolOp;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x0F45_7000);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let (mut taken, mut vec4_stores) = (0, 0);
+    for i in 0..150 {
+        let p = random_rows_record(&mut rng);
+        let Ok(v) = Validated::new(0, p.encode(), Target::pool(ARCH)) else {
+            continue;
+        };
+        let op = PoolOp::from_validated(&v).unwrap();
+        assert!(
+            rows_path(&op),
+            "generator made a record pool_rows does not take: {}",
+            tpb_emu::isa::text::disasm_record(&p.encode())
+        );
+        taken += 1;
+        vec4_stores += dst_vec4(&op) as u32;
+        randomize(&mut mem, &mut rng, i as u8);
+        // randomize covers the first WINDOW bytes; the rows records read up to ~1 KiB further.
+        let cpu = run_on(&mut CpuExecutor::default(), &[p], &mem);
+        let gpu_out = run_on(&mut gpu_exec, &[p], &mem);
+        if let Some((region, b, x, y)) = first_difference(&cpu, &gpu_out) {
+            panic!(
+                "{}: {} byte {b}: cpu {x:#04x} gpu {y:#04x}",
+                tpb_emu::isa::text::disasm_record(&p.encode()),
+                region.name()
+            );
+        }
+    }
+    assert!(taken > 100, "only {taken} records took the fast path");
+    assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");
+}

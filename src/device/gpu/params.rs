@@ -45,8 +45,10 @@ pub struct PoolParams {
     pub groups_x: u32,
     /// Invocations per lane: `ceil(outputs / SEGMENT)`.
     pub segments: u32,
+    /// `pool_rows`: 1 when every 4 consecutive outputs form one aligned vec4.
+    pub dst_vec4: u32,
     /// Padding to the WGSL struct's 16-byte size multiple.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 // The WGSL struct's layout: four vec4s, then sixteen u32s.
@@ -127,7 +129,9 @@ impl PoolParams {
             scale_bits: scale.to_bits(),
             groups_x: 0,
             segments: (op.num() as u32).div_ceil(SEGMENT),
-            pad: [0; 3],
+            dst_vec4: dst_vec4(op) as u32,
+            // pad[0] carries the entry-point choice for `variant`; the shader ignores it.
+            pad: [rows_path(op) as u32, 0],
         }
     }
 
@@ -142,6 +146,7 @@ impl PoolParams {
             op: self.op,
             in_dtype: self.in_dtype,
             out_dtype: self.out_dtype,
+            rows: self.pad[0] == 1,
         }
     }
 }
@@ -156,4 +161,51 @@ pub struct Variant {
     pub in_dtype: u32,
     /// DTYPE byte of the output.
     pub out_dtype: u32,
+    /// The `pool_rows` entry point instead of `pool`.
+    pub rows: bool,
+}
+
+impl Variant {
+    /// The WGSL entry point.
+    pub fn entry_point(&self) -> &'static str {
+        if self.rows { "pool_rows" } else { "pool" }
+    }
+}
+
+/// Element steps of the dims that are walked (num > 1), except `skip`.
+fn walked_steps(num: [u64; 4], step: [i64; 4], skip: usize) -> impl Iterator<Item = i64> {
+    (0..4)
+        .filter(move |&d| d != skip && num[d] > 1)
+        .map(move |d| step[d])
+}
+
+/// Whether `pool_rows` can run `op`: 4-byte input; windows two elements wide
+/// with x step 1; the first dim outside the window steps by 2 (adjacent
+/// windows) and holds a multiple of [`SEGMENT`] outputs, so a segment's
+/// window rows are 8 consecutive elements; every row starts 16-byte aligned.
+pub fn rows_path(op: &PoolOp) -> bool {
+    let s = op.src();
+    let k = op.window_dims();
+    op.in_ty().size() == 4
+        && k < 4
+        && s.num[0] == 2
+        && s.step[0] == 1
+        && s.step[k] == 2
+        && s.num[k] % SEGMENT as u64 == 0
+        && s.offset % 16 == 0
+        && walked_steps(s.num, s.step, 0)
+            .zip((1..4).filter(|&d| s.num[d] > 1))
+            .all(|(st, d)| d == k || st % 4 == 0)
+}
+
+/// Whether 4 consecutive outputs of `op` (from a multiple of 4) are one
+/// aligned 16-byte word: 4-byte output, x step 1, x count a multiple of 4,
+/// other walked steps multiples of 4, 16-byte aligned start.
+pub fn dst_vec4(op: &PoolOp) -> bool {
+    let d = op.dst();
+    op.out_ty().size() == 4
+        && d.step[0] == 1
+        && d.num[0] % 4 == 0
+        && d.offset % 16 == 0
+        && walked_steps(d.num, d.step, 0).all(|st| st % 4 == 0)
 }

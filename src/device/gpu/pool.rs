@@ -50,6 +50,7 @@ impl<'g> GpuPool<'g> {
                 label: Some("pool"),
                 entries: &[
                     storage_entry(0),
+                    storage_entry(2),
                     wgpu::BindGroupLayoutEntry {
                         binding: 1,
                         visibility: wgpu::ShaderStages::COMPUTE,
@@ -106,7 +107,7 @@ impl<'g> GpuPool<'g> {
                     label: Some("pool"),
                     layout: Some(&self.pipeline_layout),
                     module: &self.module,
-                    entry_point: Some("pool"),
+                    entry_point: Some(v.entry_point()),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         constants: &constants,
                         zero_initialize_workgroup_memory: false,
@@ -193,6 +194,10 @@ impl<'g> GpuPool<'g> {
                 entries: &[
                     wgpu::BindGroupEntry {
                         binding: 0,
+                        resource: self.mem.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
                         resource: self.mem.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
