@@ -12,8 +12,9 @@ use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 use tpb_emu::device::pool::{self, CpuOptions, PoolOp};
 use tpb_emu::device::{DeviceMemory, Validated};
+use tpb_emu::isa::samples::pool_2x2_map;
 use tpb_emu::isa::validate::Target;
-use tpb_emu::isa::{Addr4, Dtype, Location, Opcode, PoolDim, PoolFunc, Region, S4d4Pl, Tensor4d};
+use tpb_emu::isa::{Location, PoolFunc, Region};
 use tpb_emu::limits::Arch;
 
 const H: u16 = 128;
@@ -21,30 +22,7 @@ const W: u16 = 192;
 const OUT_OFFSET: u32 = 96 * 1024;
 
 fn record(func: PoolFunc) -> PoolOp {
-    let scale = if func == PoolFunc::AVG_POOL {
-        0.25
-    } else {
-        1.0
-    };
-    let src = Tensor4d::new(
-        Addr4::new(Region::Sbuf, 0, 0),
-        [(2, 1), (2, W as i16), (W / 2, 2), (H / 2, 2 * W as i16)],
-    );
-    let dst = Tensor4d::new(
-        Addr4::new(Region::Sbuf, 0, OUT_OFFSET),
-        [(W / 2, 1), (H / 2, (W / 2) as i16), (1, 1), (1, 1)],
-    );
-    let r = S4d4Pl::new(
-        Opcode::POOL,
-        func,
-        PoolDim::XY,
-        Dtype::FP32,
-        Dtype::FP32,
-        128,
-        scale,
-        src,
-        dst,
-    );
+    let r = pool_2x2_map(func, 128, H, W, 0, OUT_OFFSET);
     let v = Validated::new(0, r.encode(), Target::pool(Arch::Cayman)).expect("valid record");
     PoolOp::from_validated(&v).expect("a pool op")
 }

@@ -517,14 +517,16 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let acc = vec4<u32>(f0.acc, f1.acc, f2.acc, f3.acc);
     let arg = vec4<u32>(f0.arg, f1.arg, f2.arg, f3.arg);
 
+    // Output `first`'s coordinates over the dst walk.
+    var dc = vec4<u32>(0u);
     var r = first;
-    var didx = 0;
     for (var d = 0u; d < 4u; d++) {
-        didx += i32(r % p.dst_num[d]) * p.dst_step[d];
+        dc[d] = r % p.dst_num[d];
         r /= p.dst_num[d];
     }
     let out_size = dtype_size(OUT_DTYPE);
-    let dbyte = u32(i32(p.dst_base + lane * p.dst_lane_stride) + didx * i32(out_size));
+    let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
+    let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
     var out = vec4<u32>(0u);
     for (var j = 0u; j < 4u; j++) {
         out[j] = select(finish(acc[j]), arg[j], OP == OP_SELECT);
@@ -535,14 +537,8 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         return;
     }
     // Any other output: the dst walk of consecutive outputs, one store each.
-    var dc = vec4<u32>(0u);
-    r = first;
-    for (var d = 0u; d < 4u; d++) {
-        dc[d] = r % p.dst_num[d];
-        r /= p.dst_num[d];
-    }
     for (var j = 0u; j < 4u; j++) {
-        let b = u32(i32(p.dst_base + lane * p.dst_lane_stride) + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
+        let b = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
         if OP == OP_SELECT {
             store_bits(b, out_size, out[j]);
         } else {

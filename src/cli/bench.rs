@@ -16,6 +16,7 @@ use crate::device::{DeviceMemory, Validated};
 use crate::isa::enums::{Dtype, PoolDim, PoolFunc};
 use crate::isa::opcode::Opcode;
 use crate::isa::s4d4_pl::S4d4Pl;
+use crate::isa::samples::pool_2x2_map;
 use crate::isa::tensor::{Addr4, Region, Tensor4d};
 use crate::isa::validate::Target;
 use crate::limits::{Arch, PARTITIONS};
@@ -78,40 +79,7 @@ pub struct Report {
 pub fn large_record(func: PoolFunc, lane_bytes: u64) -> S4d4Pl {
     let w = MAP_WIDTH;
     let h = ((lane_bytes / (4 * w as u64)) as u32 / 2 * 2).max(2);
-    let src = Tensor4d::new(
-        Addr4::new(Region::Sbuf, 0, 0),
-        [
-            (2, 1),
-            (2, w as i16),
-            ((w / 2) as u16, 2),
-            ((h / 2) as u16, 2 * w as i16),
-        ],
-    );
-    let dst = Tensor4d::new(
-        Addr4::new(Region::Sbuf, 0, 4 * w * h),
-        [
-            ((w / 2) as u16, 1),
-            ((h / 2) as u16, (w / 2) as i16),
-            (1, 1),
-            (1, 1),
-        ],
-    );
-    let scale = if func == PoolFunc::AVG_POOL {
-        0.25
-    } else {
-        1.0
-    };
-    S4d4Pl::new(
-        Opcode::POOL,
-        func,
-        PoolDim::XY,
-        Dtype::FP32,
-        Dtype::FP32,
-        128,
-        scale,
-        src,
-        dst,
-    )
+    pool_2x2_map(func, 128, h as u16, w as u16, 0, 4 * w * h)
 }
 
 /// A small record: 16 lanes, a 4×4 fp32 map pooled 2×2 into 4 outputs;

@@ -60,3 +60,42 @@ pub fn seed_max_pool_select(channels: u8) -> S4d4Pl {
         seed_dst(),
     )
 }
+
+/// 2×2 pooling of a `height`×`width` fp32 map per lane (row-major at SBUF
+/// offset `src_offset`) into the `height/2`×`width/2` map at `dst_offset`:
+/// the shape `bench pool` and the CPU benchmark measure. `height` and
+/// `width` must be even; AVG uses scale 0.25.
+pub fn pool_2x2_map(
+    func: PoolFunc,
+    channels: u8,
+    height: u16,
+    width: u16,
+    src_offset: u32,
+    dst_offset: u32,
+) -> S4d4Pl {
+    let (h, w) = (height, width);
+    let src = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, src_offset),
+        [(2, 1), (2, w as i16), (w / 2, 2), (h / 2, 2 * w as i16)],
+    );
+    let dst = Tensor4d::new(
+        Addr4::new(Region::Sbuf, 0, dst_offset),
+        [(w / 2, 1), (h / 2, (w / 2) as i16), (1, 1), (1, 1)],
+    );
+    let scale = if func == PoolFunc::AVG_POOL {
+        0.25
+    } else {
+        1.0
+    };
+    S4d4Pl::new(
+        Opcode::POOL,
+        func,
+        PoolDim::XY,
+        Dtype::FP32,
+        Dtype::FP32,
+        channels,
+        scale,
+        src,
+        dst,
+    )
+}

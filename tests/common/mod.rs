@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use tpb_emu::device::DeviceMemory;
+use tpb_emu::device::convert::{InType, OutType};
 use tpb_emu::isa::enums::{Dtype, PoolDim, PoolFunc};
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{Addr4, Opcode, Region, S4d4Pl, Tensor4d};
@@ -13,32 +14,26 @@ use tpb_emu::limits::{Arch, PARTITIONS};
 pub const WINDOW: u32 = 1024;
 
 /// Input dtypes the emulator executes (EC-13b).
-pub const IN_DTYPES: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::INT64,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-];
+pub const IN_DTYPES: [Dtype; 10] = {
+    let mut d = [Dtype::INVALID; 10];
+    let mut i = 0;
+    while i < 10 {
+        d[i] = InType::ALL[i].dtype();
+        i += 1;
+    }
+    d
+};
 
 /// Output dtypes the emulator executes (EC-13b).
-pub const OUT_DTYPES: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-    Dtype::FP32R,
-];
+pub const OUT_DTYPES: [Dtype; 10] = {
+    let mut d = [Dtype::INVALID; 10];
+    let mut i = 0;
+    while i < 10 {
+        d[i] = OutType::ALL[i].dtype();
+        i += 1;
+    }
+    d
+};
 
 fn aligned_offset(rng: &mut fastrand::Rng, size: u32) -> u32 {
     rng.u32(0..WINDOW / size) * size
