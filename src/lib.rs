@@ -10,4 +10,5 @@ pub mod cli;
 pub mod device;
 pub mod isa;
 pub mod limits;
+pub mod npy;
 pub mod runtime;

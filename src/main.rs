@@ -157,6 +157,26 @@ enum Command {
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
     },
+    /// Run a whole program (a TOML manifest of engine streams and DRAM variables).
+    Run {
+        /// The manifest (see docs/programs.md).
+        manifest: PathBuf,
+        /// Which backend executes Pool records.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Where each output variable is written as <name>.npy.
+        #[arg(long, default_value = cli::run::DEFAULT_OUT)]
+        out: PathBuf,
+        /// Print a line per record (engine, offset, disassembly, wait) and the dispatch trace.
+        #[arg(long)]
+        trace: bool,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Stop with an error after this many records (a program that never ends).
+        #[arg(long, default_value_t = tpb_emu::runtime::DEFAULT_MAX_RECORDS)]
+        max_records: u64,
+    },
 }
 
 fn run(args: Args) -> Result<(), CliError> {
@@ -216,6 +236,24 @@ fn run(args: Args) -> Result<(), CliError> {
                 backend: backend.into(),
             };
             cli::exec::run(&args, &mut out)
+        }
+        Command::Run {
+            manifest,
+            backend,
+            out: dir,
+            trace,
+            json,
+            max_records,
+        } => {
+            let args = cli::run::RunArgs {
+                manifest,
+                backend: backend.into(),
+                out: dir,
+                trace,
+                json,
+                max_records,
+            };
+            cli::run::run(&args, &mut out)
         }
     }
 }

@@ -74,7 +74,7 @@ pub struct Report {
     pub pool_over_copy: [f64; 2],
 }
 
-/// The large record: a `h`×[`MAP_WIDTH`] fp32 map per lane at offset 0,
+/// The large record: a `h`×`MAP_WIDTH` fp32 map per lane at offset 0,
 /// pooled 2×2 into the quarter-size map right after it.
 pub fn large_record(func: PoolFunc, lane_bytes: u64) -> S4d4Pl {
     let w = MAP_WIDTH;

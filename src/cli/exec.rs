@@ -16,16 +16,16 @@
 //! load or dump outside active memory, is bad input (exit 4).
 
 use super::backend::Backend;
-use super::{CliError, read_file, read_stream};
+use super::{CliError, read_stream};
 use crate::device::gpu::BackendChoice;
 use crate::device::{DeviceMemory, ExecError, Program, Trace, check_runnable, run_program};
 use crate::isa::enums::Dtype;
 use crate::isa::tensor::{Addr4, Location, Region};
 use crate::isa::validate::{StreamInvalid, Target};
 use crate::limits::{Arch, PARTITIONS};
-use npyz::{DType, Endianness, NpyHeader, Order, TypeChar, TypeStr, WriteOptions, WriterBuilder};
+use crate::npy::{read_npy, write_npy};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The arguments of `exec`.
 #[derive(Clone, Debug, Default)]
@@ -280,135 +280,6 @@ impl Dump {
     }
 }
 
-// ---------------------------------------------------------------------------
-// .npy files (header parsing and writing by the `npyz` crate).
-
-/// A loaded `.npy`: its shape and its elements' little-endian bytes in C order.
-#[derive(Debug)]
-pub struct Npy {
-    /// The shape (at least one axis).
-    pub shape: Vec<u64>,
-    /// Bytes per element.
-    pub elem: usize,
-    /// The data, little-endian, C order.
-    pub data: Vec<u8>,
-}
-
-/// Reads an `.npy` of one of the load dtypes.
-pub fn read_npy(path: &Path) -> Result<Npy, CliError> {
-    let bytes = read_file(path)?;
-    let err = |why: String| bad(format!("{}: bad .npy: {why}", path.display()));
-    let mut cur = std::io::Cursor::new(&bytes[..]);
-    let header = NpyHeader::from_reader(&mut cur).map_err(|e| err(e.to_string()))?;
-    let data = &bytes[cur.position() as usize..];
-    let DType::Plain(ts) = header.dtype() else {
-        return Err(err("structured dtypes are not supported".into()));
-    };
-    let size = ts.num_bytes().unwrap_or(0);
-    let ok = matches!(
-        (ts.type_char(), size),
-        (TypeChar::Uint | TypeChar::Int, 1 | 2 | 4) | (TypeChar::Int, 8) | (TypeChar::Float, 2 | 4)
-    );
-    if !ok {
-        return Err(err(format!(
-            "dtype `{ts}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
-        )));
-    }
-    let shape = header.shape().to_vec();
-    if shape.is_empty() {
-        return Err(err("a 0-d array has no lanes axis".into()));
-    }
-    let n = shape
-        .iter()
-        .try_fold(1u64, |a, &d| a.checked_mul(d))
-        .and_then(|n| n.checked_mul(size as u64))
-        .filter(|&n| n <= data.len() as u64);
-    let Some(nbytes) = n else {
-        return Err(err(format!(
-            "shape {shape:?} needs more than the {} data bytes present",
-            data.len()
-        )));
-    };
-    if nbytes != data.len() as u64 {
-        return Err(err(format!(
-            "{} data bytes for shape {shape:?} of {size}-byte elements",
-            data.len()
-        )));
-    }
-    let mut out = data.to_vec();
-    if ts.endianness() == Endianness::Big {
-        for e in out.chunks_exact_mut(size) {
-            e.reverse();
-        }
-    }
-    if header.order() == Order::Fortran && shape.len() > 1 {
-        out = fortran_to_c(&out, &shape, size);
-    }
-    Ok(Npy {
-        shape,
-        elem: size,
-        data: out,
-    })
-}
-
-/// Reorders Fortran-order elements (first axis fastest) into C order.
-fn fortran_to_c(data: &[u8], shape: &[u64], size: usize) -> Vec<u8> {
-    let n = data.len() / size;
-    let mut out = vec![0u8; data.len()];
-    let mut idx = vec![0u64; shape.len()];
-    // Walk C order (last axis fastest) and compute each element's Fortran position.
-    for c in 0..n {
-        let mut f = 0u64;
-        let mut stride = 1u64;
-        for (d, &i) in idx.iter().enumerate() {
-            f += i * stride;
-            stride *= shape[d];
-        }
-        let f = f as usize;
-        out[c * size..(c + 1) * size].copy_from_slice(&data[f * size..(f + 1) * size]);
-        for d in (0..shape.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    out
-}
-
-/// The `.npy` descr a dump of `dtype` is written with.
-pub fn npy_descr(dtype: Dtype) -> &'static str {
-    match dtype {
-        Dtype::UINT8 | Dtype::FP8_EXP3 | Dtype::FP8_EXP4 | Dtype::FP8_EXP5 => "|u1",
-        Dtype::INT8 => "|i1",
-        Dtype::UINT16 | Dtype::BFLOAT16 => "<u2",
-        Dtype::INT16 => "<i2",
-        Dtype::FP16 => "<f2",
-        Dtype::UINT32 => "<u4",
-        Dtype::INT32 => "<i4",
-        Dtype::FP32 | Dtype::FP32R => "<f4",
-        Dtype::INT64 => "<i8",
-        _ => "<u8",
-    }
-}
-
-/// Writes `data` (little-endian elements of `dtype`, C order) as an `.npy` of `shape`.
-pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), CliError> {
-    let ts: TypeStr = npy_descr(dtype)
-        .parse()
-        .map_err(|e| CliError::Exec(format!("npy descr: {e}")))?;
-    let mut buf = Vec::with_capacity(128 + data.len());
-    WriteOptions::new_header_only()
-        .dtype(DType::Plain(ts))
-        .shape(shape)
-        .writer(&mut buf)
-        .write_header_only()
-        .map_err(|e| CliError::Exec(format!("npy header: {e}")))?;
-    buf.extend_from_slice(data);
-    super::write_file(path, &buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,12 +313,5 @@ mod tests {
         assert!(parse_dump("sbuf:0:0:float32:4=o.npy").is_err());
         assert!(parse_dump("sbuf:0:0:fp32:4x0=o.npy").is_err());
         assert!(parse_dump("sbuf:0:0:fp32:=o.npy").is_err());
-    }
-
-    #[test]
-    fn fortran_order_is_transposed() {
-        // 2x3 array [[0,1,2],[3,4,5]] stored column-major: 0,3,1,4,2,5.
-        let f = [0u8, 3, 1, 4, 2, 5];
-        assert_eq!(fortran_to_c(&f, &[2, 3], 1), [0, 1, 2, 3, 4, 5]);
     }
 }

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod disasm;
 pub mod exec;
 pub mod info;
+pub mod run;
 pub mod validate;
 
 use crate::isa::stream::StreamError;
@@ -44,6 +45,10 @@ pub enum CliError {
     /// A record failed validation.
     #[error("{0}")]
     Invalid(#[from] InvalidRecord),
+    /// A program was rejected before it ran: an invalid record in one of its
+    /// streams, or a DMA footprint (`tpb-emu run`; the message names the engine).
+    #[error("{0}")]
+    InvalidProgram(String),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -75,7 +80,7 @@ impl CliError {
     /// The exit code of this error.
     pub fn exit(&self) -> Exit {
         match self {
-            CliError::Invalid(_) => Exit::Invalid,
+            CliError::Invalid(_) | CliError::InvalidProgram(_) => Exit::Invalid,
             CliError::Io { .. } | CliError::Stream { .. } | CliError::BadInput(_) => Exit::BadInput,
             CliError::Exec(_) => Exit::Exec,
             CliError::NoAdapter(_) => Exit::NoAdapter,
@@ -109,4 +114,13 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
         path: path.to_owned(),
         source,
     })
+}
+
+impl From<crate::npy::NpyError> for CliError {
+    fn from(e: crate::npy::NpyError) -> CliError {
+        match e {
+            crate::npy::NpyError::Io { path, source } => CliError::Io { path, source },
+            bad @ crate::npy::NpyError::Bad { .. } => CliError::BadInput(bad.to_string()),
+        }
+    }
 }

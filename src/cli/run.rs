@@ -1,0 +1,290 @@
+//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--trace] [--json] [--max-records N]`
+//!
+//! Loads the manifest (any problem with it or the files it names: exit 4),
+//! stages the program (the first invalid record or DMA footprint: exit 3),
+//! runs it with the EC-31 scheduler (a deadlock, a bad branch target or a
+//! spent record budget: exit 1), writes every output variable as
+//! `DIR/<name>.npy` (default `DIR`: `tpb-emu-out` in the current folder,
+//! created if missing), and prints a summary: records executed per engine and
+//! wall time; with `--json` the same as one JSON object on the last line.
+//! `--trace` prints one line per record (engine, byte offset, disassembly,
+//! wait satisfied), one per blocked wait, and the POOL engine's dispatch
+//! lines. On a terminal, a progress bar appears on stderr once a run has
+//! lasted a second (not with `--trace`).
+
+use super::CliError;
+use super::backend::Backend;
+use crate::device::Trace;
+use crate::device::gpu::BackendChoice;
+use crate::isa::enums::Engine;
+use crate::npy::write_npy;
+use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, manifest, stage};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The default output folder.
+pub const DEFAULT_OUT: &str = "tpb-emu-out";
+
+/// The arguments of `run`.
+#[derive(Clone, Debug)]
+pub struct RunArgs {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// Which backend executes Pool records.
+    pub backend: BackendChoice,
+    /// Where the outputs go.
+    pub out: PathBuf,
+    /// Print the per-engine trace.
+    pub trace: bool,
+    /// Print the summary as one JSON object.
+    pub json: bool,
+    /// The record budget.
+    pub max_records: u64,
+}
+
+impl Default for RunArgs {
+    fn default() -> RunArgs {
+        RunArgs {
+            manifest: PathBuf::new(),
+            backend: BackendChoice::Auto,
+            out: DEFAULT_OUT.into(),
+            trace: false,
+            json: false,
+            max_records: DEFAULT_MAX_RECORDS,
+        }
+    }
+}
+
+/// The summary, printed as text or JSON.
+#[derive(Serialize, Debug)]
+pub struct Summary {
+    /// The manifest.
+    pub manifest: String,
+    /// The generation.
+    pub arch: &'static str,
+    /// The backend that ran Pool records.
+    pub backend: String,
+    /// Records executed per engine, in engine order.
+    pub records: Records,
+    /// All records executed.
+    pub total_records: u64,
+    /// Seconds spent loading and staging.
+    pub stage_s: f64,
+    /// Seconds spent running (scheduler and backend).
+    pub run_s: f64,
+    /// Seconds from start to the last output written.
+    pub wall_s: f64,
+    /// The files written.
+    pub outputs: Vec<Output>,
+}
+
+/// Records executed per engine.
+#[derive(Serialize, Debug)]
+pub struct Records {
+    /// PE.
+    pub pe: u64,
+    /// ACT.
+    pub act: u64,
+    /// POOL.
+    pub pool: u64,
+    /// DVE.
+    pub dve: u64,
+    /// SP.
+    pub sp: u64,
+}
+
+/// One output file.
+#[derive(Serialize, Debug)]
+pub struct Output {
+    /// The variable.
+    pub name: String,
+    /// Its dtype's text name.
+    pub dtype: String,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// The file written.
+    pub path: String,
+}
+
+/// Runs `run`.
+pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let start = Instant::now();
+    let program = manifest::load(&args.manifest).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let staged = stage(&program).map_err(|e| {
+        if e.is_bad_input() {
+            CliError::BadInput(format!("{}: {e}", args.manifest.display()))
+        } else {
+            CliError::InvalidProgram(e.to_string())
+        }
+    })?;
+    let stage_s = start.elapsed();
+    let backend = Backend::open(args.backend)?;
+    let mut exec = backend.executor(staged.arch())?;
+    let mut machine = Machine::new(staged);
+    machine.set_max_records(args.max_records);
+    let mut trace = LineTrace {
+        out: &mut *out,
+        on: args.trace,
+        err: None,
+    };
+    let run_start = Instant::now();
+    let mut bar = Progress::new(!args.trace);
+    let result = machine.run_with_progress(exec.as_mut(), &mut trace, &mut |n| bar.update(n));
+    bar.finish();
+    let run_s = run_start.elapsed();
+    if let Some(e) = trace.err {
+        return Err(CliError::Exec(format!("stdout: {e}")));
+    }
+    result.map_err(|e| CliError::Exec(e.to_string()))?;
+    let outputs = write_outputs(&program, &machine, args)?;
+    let ex = machine.executed();
+    let summary = Summary {
+        manifest: args.manifest.display().to_string(),
+        arch: program.arch.name(),
+        backend: backend.describe(),
+        records: Records {
+            pe: ex[Engine::Pe as usize],
+            act: ex[Engine::Act as usize],
+            pool: ex[Engine::Pool as usize],
+            dve: ex[Engine::Dve as usize],
+            sp: ex[Engine::Sp as usize],
+        },
+        total_records: machine.total_executed(),
+        stage_s: stage_s.as_secs_f64(),
+        run_s: run_s.as_secs_f64(),
+        wall_s: start.elapsed().as_secs_f64(),
+        outputs,
+    };
+    print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
+}
+
+/// Writes every output variable as `<out>/<name>.npy`.
+fn write_outputs(
+    program: &Program,
+    machine: &Machine,
+    args: &RunArgs,
+) -> Result<Vec<Output>, CliError> {
+    std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
+    let mut outputs = Vec::new();
+    for v in program.variables.iter().filter(|v| v.role == Role::Output) {
+        let data = machine
+            .variable(&v.name)
+            .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
+        let path = args.out.join(format!("{}.npy", v.name));
+        write_npy(&path, v.dtype, &v.shape, data)?;
+        outputs.push(Output {
+            name: v.name.clone(),
+            dtype: v.dtype.to_string(),
+            shape: v.shape.clone(),
+            path: path.display().to_string(),
+        });
+    }
+    Ok(outputs)
+}
+
+fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if json {
+        let line = serde_json::to_string(s).map_err(std::io::Error::other)?;
+        return writeln!(out, "{line}");
+    }
+    let r = &s.records;
+    writeln!(out, "ok: {} ({}, {})", s.manifest, s.arch, s.backend)?;
+    writeln!(
+        out,
+        "records executed: pe {}, act {}, pool {}, dve {}, sp {} (total {})",
+        r.pe, r.act, r.pool, r.dve, r.sp, s.total_records
+    )?;
+    writeln!(
+        out,
+        "wall time: {} (staging {}, run {})",
+        secs(s.wall_s),
+        secs(s.stage_s),
+        secs(s.run_s)
+    )?;
+    for o in &s.outputs {
+        writeln!(out, "wrote {} ({} {:?})", o.path, o.dtype, o.shape)?;
+    }
+    Ok(())
+}
+
+fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else {
+        format!("{:.3} ms", s * 1e3)
+    }
+}
+
+/// Trace lines straight to the output; the first write error is kept.
+struct LineTrace<'a> {
+    out: &'a mut dyn Write,
+    on: bool,
+    err: Option<std::io::Error>,
+}
+
+impl Trace for LineTrace<'_> {
+    fn enabled(&self) -> bool {
+        self.on && self.err.is_none()
+    }
+    fn line(&mut self, line: &str) {
+        if self.err.is_none()
+            && let Err(e) = writeln!(self.out, "{line}")
+        {
+            self.err = Some(e);
+        }
+    }
+}
+
+/// The progress bar: on stderr, only on a terminal, only after a second.
+struct Progress {
+    allowed: bool,
+    start: Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// How long a run goes before the bar appears.
+    const DELAY: Duration = Duration::from_secs(1);
+
+    fn new(allowed: bool) -> Progress {
+        Progress {
+            allowed: allowed && std::io::stderr().is_terminal(),
+            start: Instant::now(),
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, executed: u64) {
+        if !self.allowed {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() >= Self::DELAY {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {elapsed} {human_pos} records ({per_sec})",
+                )
+                .expect("a valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(executed);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

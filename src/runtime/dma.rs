@@ -1,0 +1,497 @@
+//! DMA_MEMCPY (EC-23): resolving its ADDR8s (EC-22), checking its footprint
+//! before anything runs, and copying on the host.
+//!
+//! A walk's element `(i, j)` (i fastest) is at byte address
+//! `start + (j·step[1] + i·step[0]) · elem_size`. On chip that address is read
+//! through SPEC §3's map, so one walk may cross partitions (a `step[1]` of
+//! 256 KiB / elem_size visits one partition per row); in DRAM it is a byte of
+//! the flat DRAM space (EC-18). Element `k` of the src walk moves to element
+//! `k` of the dst walk, both in walk order; the copy is sequential in that
+//! order, so overlapping walks behave as if each element moved before the
+//! next one was read.
+
+use super::stage::Dram;
+use crate::device::DeviceMemory;
+use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
+use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
+use crate::isa::tensor::Region;
+use crate::isa::validate::Operand;
+use crate::limits::{Arch, PARTITIONS};
+use std::fmt;
+
+/// Where a walk's bytes live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Space {
+    /// Device DRAM (EC-18).
+    Dram,
+    /// SBUF or PSUM (SPEC §3).
+    OnChip(Region),
+}
+
+impl Space {
+    fn index(self) -> usize {
+        match self {
+            Space::Dram => 0,
+            Space::OnChip(Region::Sbuf) => 1,
+            Space::OnChip(Region::Psum) => 2,
+        }
+    }
+}
+
+/// One resolved side of a DMA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WalkPlan {
+    space: Space,
+    /// Byte address of element (0, 0): a DRAM byte, or an on-chip address.
+    start: i64,
+    /// Steps in bytes.
+    step: [i64; 2],
+    num: [u64; 2],
+    elem: usize,
+    /// On chip: partition shift, active bytes per partition, region base.
+    shift: u32,
+    active: i64,
+    base: i64,
+}
+
+impl WalkPlan {
+    fn new(space: Space, start: i64, w: &DmaWalk, arch: Arch) -> WalkPlan {
+        let es = w.elem_size as i64;
+        let (shift, active, base) = match space {
+            Space::Dram => (0, 0, 0),
+            Space::OnChip(r) => (
+                r.partition_shift(),
+                r.active_bytes(arch) as i64,
+                r.base() as i64,
+            ),
+        };
+        WalkPlan {
+            space,
+            start,
+            step: [w.step[0] as i64 * es, w.step[1] as i64 * es],
+            num: [w.num[0] as u64, w.num[1] as u64],
+            elem: w.elem_size as usize,
+            shift,
+            active,
+            base,
+        }
+    }
+
+    fn elements(&self) -> u64 {
+        self.num[0] * self.num[1]
+    }
+
+    /// `[lo, hi)` spanned by the elements `i` in `0..num[0]` of a row starting at `row`.
+    fn row_span(&self, row: i128) -> (i128, i128) {
+        let reach = (self.num[0] as i128 - 1) * self.step[0] as i128;
+        (row + reach.min(0), row + reach.max(0) + self.elem as i128)
+    }
+
+    /// `[lo, hi)` spanned by the whole walk (its corners are touched elements).
+    fn span(&self) -> (i128, i128) {
+        let reach = (self.num[1] as i128 - 1) * self.step[1] as i128;
+        let (lo, hi) = self.row_span(self.start as i128);
+        (lo + reach.min(0), hi + reach.max(0))
+    }
+
+    /// The index into the space's byte buffer of a (checked) byte address.
+    #[inline(always)]
+    fn index(&self, addr: i64) -> usize {
+        match self.space {
+            Space::Dram => addr as usize,
+            Space::OnChip(_) => {
+                let rel = addr - self.base;
+                ((rel >> self.shift) * self.active + (rel & ((1 << self.shift) - 1))) as usize
+            }
+        }
+    }
+
+    /// The buffer index of every element, in walk order.
+    #[inline(always)]
+    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.num[1]).flat_map(move |j| {
+            let row = self.start + j as i64 * self.step[1];
+            (0..self.num[0]).map(move |i| self.index(row + i as i64 * self.step[0]))
+        })
+    }
+
+    /// When every row is `num[0]` adjacent elements in the buffer (step[0] is
+    /// one element and the row does not cross a partition gap): each row's
+    /// first index.
+    fn contiguous_rows(&self) -> Option<Vec<usize>> {
+        if self.step[0] != self.elem as i64 && self.num[0] > 1 {
+            return None;
+        }
+        let row_bytes = (self.num[0] as usize - 1) * self.elem;
+        let mut rows = Vec::with_capacity(self.num[1] as usize);
+        let mut row = self.start;
+        for _ in 0..self.num[1] {
+            let (first, last) = (self.index(row), self.index(row + row_bytes as i64));
+            if last != first + row_bytes {
+                return None;
+            }
+            rows.push(first);
+            row += self.step[1];
+        }
+        Some(rows)
+    }
+}
+
+/// A DMA_MEMCPY ready to run: both walks resolved and checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DmaPlan {
+    src: WalkPlan,
+    dst: WalkPlan,
+    /// `None`: equal dtypes, bytes copied verbatim.
+    convert: Option<(InType, OutType)>,
+    /// EC-23: `sem[sem] += inc` on completion.
+    pub sem: u8,
+    /// The increment.
+    pub inc: u8,
+}
+
+/// Why a DMA's footprint is rejected (`emu_footprint_in_bounds`, EC-23), or
+/// names a variable that does not exist (EC-22).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FootprintFault {
+    /// A VAR_ID ADDR8 names an id no variable has.
+    UnknownVariable {
+        /// src or dst.
+        operand: Operand,
+        /// The id.
+        id: u32,
+    },
+    /// The walk leaves the variable its VAR_ID names.
+    Variable {
+        /// src or dst.
+        operand: Operand,
+        /// The variable.
+        name: String,
+        /// Its id.
+        id: u32,
+        /// First byte touched, relative to the variable.
+        lo: i128,
+        /// One past the last byte touched.
+        hi: i128,
+        /// The variable's size in bytes.
+        len: u64,
+    },
+    /// A physical DRAM walk touches bytes outside every declared variable.
+    Dram {
+        /// src or dst.
+        operand: Operand,
+        /// The first element outside, as DRAM bytes `[lo, hi)`.
+        lo: i128,
+        /// One past its last byte.
+        hi: i128,
+    },
+    /// An on-chip walk touches bytes outside the active memory of the region it starts in.
+    OnChip {
+        /// src or dst.
+        operand: Operand,
+        /// The region the walk starts in.
+        region: Region,
+        /// The first element outside, as on-chip addresses `[lo, hi)`.
+        lo: i128,
+        /// One past its last byte.
+        hi: i128,
+        /// Active bytes per partition.
+        active: u32,
+    },
+}
+
+impl FootprintFault {
+    /// The predicate reported.
+    pub const fn predicate(&self) -> &'static str {
+        "emu_footprint_in_bounds"
+    }
+}
+
+impl fmt::Display for FootprintFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FootprintFault::UnknownVariable { operand, id } => write!(
+                f,
+                "{} ADDR8 names variable id {id}, which the program does not declare (EC-22)",
+                operand.name()
+            ),
+            FootprintFault::Variable {
+                operand,
+                name,
+                id,
+                lo,
+                hi,
+                len,
+            } => write!(
+                f,
+                "{} walk touches bytes {lo}..{hi} of variable `{name}` (id {id}), \
+                 which holds {len} bytes (EC-23)",
+                operand.name()
+            ),
+            FootprintFault::Dram { operand, lo, hi } => write!(
+                f,
+                "{} walk touches DRAM bytes {lo}..{hi}, outside every declared variable (EC-23)",
+                operand.name()
+            ),
+            FootprintFault::OnChip {
+                operand,
+                region,
+                lo,
+                hi,
+                active,
+            } => write!(
+                f,
+                "{} walk touches on-chip bytes 0x{lo:X}..0x{hi:X}, outside the active {} \
+                 ({active} bytes in each of 128 partitions) (EC-23)",
+                operand.name(),
+                region.name().to_uppercase()
+            ),
+        }
+    }
+}
+
+/// Resolves and checks a validated DMA_MEMCPY record against `dram`'s variables.
+pub(crate) fn plan(d: &DmaMemcpy, dram: &Dram, arch: Arch) -> Result<DmaPlan, FootprintFault> {
+    let src = side(Operand::Src, &d.src, dram, arch)?;
+    let dst = side(Operand::Dst, &d.dst, dram, arch)?;
+    let convert = if d.in_dtype == d.out_dtype {
+        None
+    } else {
+        // Validation (EC-23, EC-13b) admits only executable pairs here.
+        match (
+            InType::from_dtype(d.in_dtype),
+            OutType::from_dtype(d.out_dtype),
+        ) {
+            (Some(i), Some(o)) => Some((i, o)),
+            _ => unreachable!("validated DMA dtypes {} -> {}", d.in_dtype, d.out_dtype),
+        }
+    };
+    Ok(DmaPlan {
+        src,
+        dst,
+        convert,
+        sem: d.sem,
+        inc: d.sem_inc,
+    })
+}
+
+fn side(o: Operand, w: &DmaWalk, dram: &Dram, arch: Arch) -> Result<WalkPlan, FootprintFault> {
+    let plan = match w.addr {
+        Addr8::OnChip(a) => {
+            let region = if a < Region::Psum.base() {
+                Region::Sbuf
+            } else {
+                Region::Psum
+            };
+            WalkPlan::new(Space::OnChip(region), a as i64, w, arch)
+        }
+        Addr8::Dram(a) => WalkPlan::new(Space::Dram, a as i64, w, arch),
+        Addr8::Var { id, offset } => {
+            let Some(v) = dram.by_id(id) else {
+                return Err(FootprintFault::UnknownVariable { operand: o, id });
+            };
+            let p = WalkPlan::new(Space::Dram, (v.base + offset as u64) as i64, w, arch);
+            if p.elements() > 0 {
+                let (lo, hi) = p.span();
+                let (base, len) = (v.base as i128, v.len as i128);
+                if lo < base || hi > base + len {
+                    return Err(FootprintFault::Variable {
+                        operand: o,
+                        name: v.name.clone(),
+                        id,
+                        lo: lo - base,
+                        hi: hi - base,
+                        len: v.len,
+                    });
+                }
+            }
+            return Ok(p);
+        }
+        // Validation rejects the other forms before staging.
+        Addr8::OutsideMap(_) | Addr8::OtherMarker(_) => {
+            unreachable!("validated ADDR8 {:?}", w.addr)
+        }
+    };
+    if plan.elements() > 0 {
+        check_each(o, &plan, dram)?;
+    }
+    Ok(plan)
+}
+
+/// True when every byte of `[lo, hi)` may be touched by `plan`'s space.
+fn inside(plan: &WalkPlan, dram: &Dram, lo: i128, hi: i128) -> bool {
+    match plan.space {
+        Space::Dram => dram.covered(lo, hi),
+        Space::OnChip(r) => {
+            let (base, end) = (
+                r.base() as i128,
+                r.base() as i128 + ((PARTITIONS as i128) << r.partition_shift()),
+            );
+            if lo < base || hi > end {
+                return false;
+            }
+            let stride = 1i128 << r.partition_shift();
+            let active = plan.active as i128;
+            if active == stride {
+                return true;
+            }
+            let (first, last) = (lo - base, hi - 1 - base);
+            first / stride == last / stride && last % stride < active
+        }
+    }
+}
+
+/// EC-23, exact: the whole walk, else each row, else each element of a row.
+fn check_each(o: Operand, p: &WalkPlan, dram: &Dram) -> Result<(), FootprintFault> {
+    let (lo, hi) = p.span();
+    if inside(p, dram, lo, hi) {
+        return Ok(());
+    }
+    let mut row = p.start as i128;
+    for _ in 0..p.num[1] {
+        let (rlo, rhi) = p.row_span(row);
+        if !inside(p, dram, rlo, rhi) {
+            let mut a = row;
+            for _ in 0..p.num[0] {
+                let e = (a, a + p.elem as i128);
+                if !inside(p, dram, e.0, e.1) {
+                    return Err(match p.space {
+                        Space::Dram => FootprintFault::Dram {
+                            operand: o,
+                            lo: e.0,
+                            hi: e.1,
+                        },
+                        Space::OnChip(region) => FootprintFault::OnChip {
+                            operand: o,
+                            region,
+                            lo: e.0,
+                            hi: e.1,
+                            active: p.active as u32,
+                        },
+                    });
+                }
+                a += p.step[0] as i128;
+            }
+        }
+        row += p.step[1] as i128;
+    }
+    Ok(())
+}
+
+/// The byte buffers a DMA may touch: DRAM, SBUF, PSUM (in [`Space::index`] order).
+struct Buffers<'a>([&'a mut [u8]; 3]);
+
+impl Buffers<'_> {
+    /// `(src, dst)` of two different buffers.
+    fn pair(&mut self, s: usize, d: usize) -> (&[u8], &mut [u8]) {
+        debug_assert_ne!(s, d);
+        let [a, b, c] = &mut self.0;
+        match (s, d) {
+            (0, 1) => (a, b),
+            (0, 2) => (a, c),
+            (1, 0) => (b, a),
+            (1, 2) => (b, c),
+            (2, 0) => (c, a),
+            _ => (c, b),
+        }
+    }
+}
+
+fn read_raw(b: &[u8], at: usize, n: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w[..n].copy_from_slice(&b[at..at + n]);
+    u64::from_le_bytes(w)
+}
+
+/// Runs a planned DMA on the host: `mem` is the host copy of SBUF/PSUM (a
+/// deferring backend must have finished its queue first).
+pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut [u8]) {
+    if p.elements() == 0 {
+        return;
+    }
+    let (sbuf, psum) = mem.split_mut();
+    let mut bufs = Buffers([
+        dram,
+        bytemuck::cast_slice_mut(sbuf),
+        bytemuck::cast_slice_mut(psum),
+    ]);
+    let (s, d) = (p.src.space.index(), p.dst.space.index());
+    let (se, de) = (p.src.elem, p.dst.elem);
+    let pairs = p.src.indices().zip(p.dst.indices());
+    match p.convert {
+        None if s != d => {
+            let (src, dst) = bufs.pair(s, d);
+            // Whole rows at once when both walks are rows of adjacent elements.
+            if p.src.num == p.dst.num
+                && let (Some(sr), Some(dr)) = (p.src.contiguous_rows(), p.dst.contiguous_rows())
+            {
+                let n = p.src.num[0] as usize * se;
+                for (a, b) in sr.into_iter().zip(dr) {
+                    dst[b..b + n].copy_from_slice(&src[a..a + n]);
+                }
+                return;
+            }
+            for (a, b) in pairs {
+                dst[b..b + de].copy_from_slice(&src[a..a + se]);
+            }
+        }
+        // One buffer: element by element in walk order (sequential semantics).
+        None => {
+            let buf = &mut *bufs.0[s];
+            for (a, b) in pairs {
+                buf.copy_within(a..a + se, b);
+            }
+        }
+        // EC-23: in -> f32 -> out with SPEC §6's conversions.
+        Some((it, ot)) => {
+            for (a, b) in pairs {
+                let raw = read_raw(bufs.0[s], a, se);
+                let out = store_f32_bits(ot, load_f32_bits(it, raw)).to_le_bytes();
+                bufs.0[d][b..b + de].copy_from_slice(&out[..de]);
+            }
+        }
+    }
+}
+
+impl fmt::Display for WalkPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.space {
+            Space::Dram => write!(f, "dram[{}]", self.start)?,
+            Space::OnChip(_) => write!(f, "0x{:X}", self.start)?,
+        }
+        write!(
+            f,
+            "{{{}:{} {}:{}}}x{}",
+            self.num[0],
+            self.step[0] / self.elem as i64,
+            self.num[1],
+            self.step[1] / self.elem as i64,
+            self.elem
+        )
+    }
+}
+
+/// `DMA <src> -> <dst> (<conversion>), sem[i] += n`.
+impl fmt::Display for DmaPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DMA {} -> {}", self.src, self.dst)?;
+        if let Some((i, o)) = self.convert {
+            write!(f, " ({} -> {})", i.dtype(), o.dtype())?;
+        }
+        write!(f, ", sem[{}] += {}", self.sem, self.inc)
+    }
+}
+
+impl DmaPlan {
+    /// Elements moved.
+    pub(crate) fn elements(&self) -> u64 {
+        self.src.elements()
+    }
+
+    /// True when either walk is in SBUF or PSUM (the host copy must be current).
+    pub(crate) fn touches_on_chip(&self) -> bool {
+        self.elements() > 0
+            && (matches!(self.src.space, Space::OnChip(_))
+                || matches!(self.dst.space, Space::OnChip(_)))
+    }
+}

@@ -1,0 +1,665 @@
+//! The machine and its scheduler (EC-31): five engines, 256 semaphores and
+//! 256 events shared by them (SPEC §1), 64 registers per engine (EC-26).
+//!
+//! Deterministic: repeatedly pick the lowest-numbered engine (PE 0 … SP 4)
+//! whose next record's wait condition holds; apply the wait's own state change
+//! (the two `*_THEN_*` modes); run the record to completion; apply its update
+//! (for DMA_MEMCPY first `sem[byte 13] += byte 14`, EC-23). An engine's
+//! program ends at the end of its stream, or at a branch to it (EC-28, EC-32).
+//! When no engine can run and some have not finished: [`RunError::Deadlock`].
+
+use super::DEFAULT_MAX_RECORDS;
+use super::dma;
+use super::stage::{Cond, Op, Staged, Step, To};
+use crate::device::{DeviceMemory, DispatchError, Executor, Trace, dispatch};
+use crate::isa::enums::{Engine, UpdateMode, WaitMode};
+use crate::isa::record::Events;
+use crate::isa::text::disasm_record;
+use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
+use std::fmt;
+use std::sync::Arc;
+
+/// A semaphore comparison of a wait (signed, SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SemCmp {
+    /// `==`.
+    Eq,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+}
+
+impl SemCmp {
+    fn holds(self, a: i32, b: i32) -> bool {
+        match self {
+            SemCmp::Eq => a == b,
+            SemCmp::Lt => a < b,
+            SemCmp::Le => a <= b,
+            SemCmp::Gt => a > b,
+            SemCmp::Ge => a >= b,
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            SemCmp::Eq => "==",
+            SemCmp::Lt => "<",
+            SemCmp::Le => "<=",
+            SemCmp::Gt => ">",
+            SemCmp::Ge => ">=",
+        }
+    }
+}
+
+/// A record's wait condition, decoded (SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// NONE.
+    None,
+    /// `sem[idx] cmp value`, signed.
+    Sem {
+        /// The semaphore.
+        idx: u8,
+        /// The comparison.
+        cmp: SemCmp,
+        /// The threshold.
+        value: i32,
+    },
+    /// Until `event[idx]` is `set` (or clear); with `flip`, then toggle it
+    /// (EVT_SET_THEN_CLEAR, EVT_CLEAR_THEN_SET).
+    Event {
+        /// The event.
+        idx: u8,
+        /// Wait until set (true) or clear (false).
+        set: bool,
+        /// Change the event once the wait is satisfied.
+        flip: bool,
+    },
+}
+
+impl Wait {
+    /// Decodes a validated events band (EC-2: no register forms reach here).
+    pub fn from_events(ev: &Events) -> Wait {
+        let sem = |cmp| Wait::Sem {
+            idx: ev.wait_idx,
+            cmp,
+            value: ev.semaphore_value as i32,
+        };
+        let event = |set, flip| Wait::Event {
+            idx: ev.wait_idx,
+            set,
+            flip,
+        };
+        match ev.wait_mode {
+            WaitMode::SEM_EQ => sem(SemCmp::Eq),
+            WaitMode::SEM_LT => sem(SemCmp::Lt),
+            WaitMode::SEM_LE => sem(SemCmp::Le),
+            WaitMode::SEM_GT => sem(SemCmp::Gt),
+            WaitMode::SEM_GE => sem(SemCmp::Ge),
+            WaitMode::EVT_SET => event(true, false),
+            WaitMode::EVT_SET_THEN_CLEAR => event(true, true),
+            WaitMode::EVT_CLEAR => event(false, false),
+            WaitMode::EVT_CLEAR_THEN_SET => event(false, true),
+            _ => Wait::None,
+        }
+    }
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Wait::None => f.write_str("nothing"),
+            Wait::Sem { idx, cmp, value } => write!(f, "sem[{idx}] {} {value}", cmp.symbol()),
+            Wait::Event { idx, set, flip } => write!(
+                f,
+                "event[{idx}] {}{}",
+                if set { "set" } else { "clear" },
+                match (flip, set) {
+                    (false, _) => "",
+                    (true, true) => " (then clear it)",
+                    (true, false) => " (then set it)",
+                }
+            ),
+        }
+    }
+}
+
+/// A record's update, decoded (SPEC §1; EC-3: 0x0N and 0x1N alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// NONE.
+    None,
+    /// EVT_SET (true) or EVT_CLR (false).
+    Event {
+        /// The event.
+        idx: u8,
+        /// Set or clear.
+        set: bool,
+    },
+    /// SEM_INC, SEM_DEC, SEM_ADD_IMM, SEM_SUB_IMM: `sem[idx] += delta`, wrapping.
+    SemAdd {
+        /// The semaphore.
+        idx: u8,
+        /// The (wrapped) addend.
+        delta: i32,
+    },
+    /// SEM_WR_IMM: `sem[idx] = value`.
+    SemWrite {
+        /// The semaphore.
+        idx: u8,
+        /// The value.
+        value: i32,
+    },
+}
+
+impl Update {
+    /// Decodes a validated events band (EC-2: no register forms reach here).
+    pub fn from_events(ev: &Events) -> Update {
+        let idx = ev.update_idx;
+        let value = ev.semaphore_value as i32;
+        match ev.update_mode.base() {
+            UpdateMode::EVT_SET => Update::Event { idx, set: true },
+            UpdateMode::EVT_CLR => Update::Event { idx, set: false },
+            UpdateMode::SEM_INC => Update::SemAdd { idx, delta: 1 },
+            UpdateMode::SEM_DEC => Update::SemAdd { idx, delta: -1 },
+            UpdateMode::SEM_ADD_IMM => Update::SemAdd { idx, delta: value },
+            UpdateMode::SEM_SUB_IMM => Update::SemAdd {
+                idx,
+                delta: value.wrapping_neg(),
+            },
+            UpdateMode::SEM_WR_IMM => Update::SemWrite { idx, value },
+            _ => Update::None,
+        }
+    }
+}
+
+/// An engine that cannot go on: where it stands and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The engine.
+    pub engine: Engine,
+    /// Byte offset of its next record.
+    pub offset: usize,
+    /// The record's opcode name.
+    pub opcode: String,
+    /// The condition it waits for.
+    pub wait: Wait,
+    /// The current value of what it waits on (`sem[3] = 1`, `event[4] is clear`).
+    pub now: String,
+}
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} engine at byte offset {} ({}) waits for {} ({})",
+            self.engine, self.offset, self.opcode, self.wait, self.now
+        )
+    }
+}
+
+/// EC-31: no engine can run and some have not finished.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    /// Records executed before the deadlock.
+    pub executed: u64,
+    /// Every unfinished engine, in engine order.
+    pub blocked: Vec<Blocked>,
+}
+
+impl fmt::Display for Deadlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "deadlock after {} records: no engine can run (EC-31)",
+            self.executed
+        )?;
+        for b in &self.blocked {
+            write!(f, "\n  {b}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a run stopped before every engine finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No engine can run (EC-31).
+    #[error("{0}")]
+    Deadlock(Deadlock),
+    /// A taken branch whose target is not a record boundary of the stream nor its end (EC-28).
+    #[error(
+        "{engine} stream, COMPARE_BRANCH at byte offset {offset}: target {target} is not a \
+         record boundary in 0..={len} (EC-28)"
+    )]
+    BadBranchTarget {
+        /// The engine.
+        engine: Engine,
+        /// The branch record's byte offset.
+        offset: usize,
+        /// The target byte offset.
+        target: i128,
+        /// The stream's length in bytes.
+        len: usize,
+    },
+    /// More records executed than the budget allows (a program that never ends).
+    #[error(
+        "stopped after {limit} records: the record budget is spent (the program may loop \
+         forever; raise --max-records)"
+    )]
+    RecordBudget {
+        /// The budget.
+        limit: u64,
+    },
+    /// The POOL engine's dispatch or the backend failed on a record.
+    #[error("{engine} stream, record at byte offset {offset}: {source}")]
+    Dispatch {
+        /// The engine.
+        engine: Engine,
+        /// The record's byte offset.
+        offset: usize,
+        /// What failed.
+        source: DispatchError,
+    },
+    /// The backend failed completing deferred work.
+    #[error(transparent)]
+    Backend(#[from] crate::device::BackendError),
+}
+
+/// How often (in executed records) the progress callback runs.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// A staged program in a device: memory, DRAM, semaphores, events, registers
+/// and each engine's position. Everything is zero at start but the inputs.
+pub struct Machine {
+    staged: Arc<Staged>,
+    mem: DeviceMemory,
+    dram: Vec<u8>,
+    sems: [i32; NUM_SEMAPHORES],
+    events: [bool; NUM_EVENTS],
+    regs: [[u32; NUM_REGISTERS]; 5],
+    /// Index of each engine's next record.
+    pc: [usize; 5],
+    executed: [u64; 5],
+    max_records: u64,
+    /// Per engine: the record index whose blocked state was already traced.
+    traced_block: [Option<usize>; 5],
+}
+
+impl fmt::Debug for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Machine")
+            .field("arch", &self.staged.arch)
+            .field("pc", &self.pc)
+            .field("executed", &self.executed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Machine {
+    /// A machine at the start of `staged`: zero memory, DRAM holding the
+    /// inputs. Share one staged program between machines with an `Arc`.
+    pub fn new(staged: impl Into<Arc<Staged>>) -> Machine {
+        let staged = staged.into();
+        Machine {
+            mem: DeviceMemory::new(staged.arch),
+            dram: staged.dram_init.clone(),
+            staged,
+            sems: [0; NUM_SEMAPHORES],
+            events: [false; NUM_EVENTS],
+            regs: [[0; NUM_REGISTERS]; 5],
+            pc: [0; 5],
+            executed: [0; 5],
+            max_records: DEFAULT_MAX_RECORDS,
+            traced_block: [None; 5],
+        }
+    }
+
+    /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
+    pub fn set_max_records(&mut self, n: u64) {
+        self.max_records = n;
+    }
+
+    /// The staged program.
+    pub fn staged(&self) -> &Staged {
+        &self.staged
+    }
+
+    /// SBUF and PSUM.
+    pub fn memory(&self) -> &DeviceMemory {
+        &self.mem
+    }
+
+    /// The whole DRAM image.
+    pub fn dram(&self) -> &[u8] {
+        &self.dram
+    }
+
+    /// The bytes of the variable called `name`.
+    pub fn variable(&self, name: &str) -> Option<&[u8]> {
+        let s = self.staged.dram.slots.iter().find(|s| s.name == name)?;
+        Some(&self.dram[s.base as usize..(s.base + s.len) as usize])
+    }
+
+    /// Semaphore `idx`.
+    pub fn semaphore(&self, idx: u8) -> i32 {
+        self.sems[idx as usize]
+    }
+
+    /// Event `idx`.
+    pub fn event(&self, idx: u8) -> bool {
+        self.events[idx as usize]
+    }
+
+    /// Register `reg` of `engine` (`reg` < 64).
+    pub fn register(&self, engine: Engine, reg: u8) -> u32 {
+        self.regs[engine as usize][reg as usize]
+    }
+
+    /// Records each engine has executed (indexed by [`Engine`]).
+    pub fn executed(&self) -> [u64; 5] {
+        self.executed
+    }
+
+    /// Records executed by all engines.
+    pub fn total_executed(&self) -> u64 {
+        self.executed.iter().sum()
+    }
+
+    /// True when every engine has reached the end of its program.
+    pub fn finished(&self) -> bool {
+        Engine::ALL
+            .iter()
+            .all(|&e| self.pc[e as usize] >= self.staged.steps[e as usize].len())
+    }
+
+    /// Runs until every engine has finished; Pool records go to `exec`.
+    pub fn run(&mut self, exec: &mut dyn Executor, trace: &mut dyn Trace) -> Result<(), RunError> {
+        self.run_with_progress(exec, trace, &mut |_| {})
+    }
+
+    /// [`Machine::run`], calling `progress` with the records executed so far
+    /// every [`PROGRESS_EVERY`] records.
+    pub fn run_with_progress(
+        &mut self,
+        exec: &mut dyn Executor,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), RunError> {
+        let mut total = self.total_executed();
+        let result = loop {
+            match self.pick(trace) {
+                Some(e) => {
+                    if total >= self.max_records {
+                        break Err(RunError::RecordBudget {
+                            limit: self.max_records,
+                        });
+                    }
+                    if let Err(err) = self.step(e, exec, trace) {
+                        break Err(err);
+                    }
+                    total += 1;
+                    if total % PROGRESS_EVERY == 0 {
+                        progress(total);
+                    }
+                }
+                None if self.finished() => break Ok(()),
+                None => break Err(RunError::Deadlock(self.deadlock())),
+            }
+        };
+        // Deferred backend work lands in host memory whatever happened.
+        let done = exec.finish(&mut self.mem);
+        result?;
+        done?;
+        Ok(())
+    }
+
+    /// EC-31: the lowest-numbered engine whose next record's wait holds.
+    fn pick(&mut self, trace: &mut dyn Trace) -> Option<usize> {
+        for e in 0..5 {
+            let Some(step) = self.staged.steps[e].get(self.pc[e]) else {
+                continue;
+            };
+            if self.wait_holds(step.wait) {
+                return Some(e);
+            }
+            if trace.enabled() && self.traced_block[e] != Some(self.pc[e]) {
+                self.traced_block[e] = Some(self.pc[e]);
+                let line = format!(
+                    "{:<4} {}: blocked: waits for {} ({})",
+                    Engine::ALL[e].name(),
+                    step.offset,
+                    step.wait,
+                    self.now(step.wait)
+                );
+                trace.line(&line);
+            }
+        }
+        None
+    }
+
+    fn wait_holds(&self, w: Wait) -> bool {
+        match w {
+            Wait::None => true,
+            Wait::Sem { idx, cmp, value } => cmp.holds(self.sems[idx as usize], value),
+            Wait::Event { idx, set, .. } => self.events[idx as usize] == set,
+        }
+    }
+
+    /// The current value of what `w` reads.
+    fn now(&self, w: Wait) -> String {
+        match w {
+            Wait::None => "no wait".into(),
+            Wait::Sem { idx, .. } => format!("sem[{idx}] = {}", self.sems[idx as usize]),
+            Wait::Event { idx, .. } => format!(
+                "event[{idx}] is {}",
+                if self.events[idx as usize] {
+                    "set"
+                } else {
+                    "clear"
+                }
+            ),
+        }
+    }
+
+    fn deadlock(&self) -> Deadlock {
+        let blocked = Engine::ALL
+            .iter()
+            .filter_map(|&e| {
+                let step = self.staged.steps[e as usize].get(self.pc[e as usize])?;
+                Some(Blocked {
+                    engine: e,
+                    offset: step.offset,
+                    opcode: step.record.opcode().to_string(),
+                    wait: step.wait,
+                    now: self.now(step.wait),
+                })
+            })
+            .collect();
+        Deadlock {
+            executed: self.total_executed(),
+            blocked,
+        }
+    }
+
+    /// Runs engine `e`'s next record (its wait holds).
+    fn step(
+        &mut self,
+        e: usize,
+        exec: &mut dyn Executor,
+        trace: &mut dyn Trace,
+    ) -> Result<(), RunError> {
+        let engine = Engine::ALL[e];
+        let idx = self.pc[e];
+        let step: &Step = &self.staged.steps[e][idx];
+        let len = self.staged.steps[e].len() * RECORD_BYTES;
+        if trace.enabled() {
+            let mut line = format!(
+                "{:<4} {}: {}",
+                engine.name(),
+                step.offset,
+                disasm_record(&step.record)
+            );
+            if let Some(d) = describe(&step.op) {
+                line += &format!(" ; {d}");
+            }
+            if step.wait != Wait::None {
+                line += &format!(" ; wait {} satisfied ({})", step.wait, self.now(step.wait));
+            }
+            trace.line(&line);
+        }
+        // The two *_THEN_* waits change the event once satisfied.
+        if let Wait::Event {
+            idx: i,
+            set,
+            flip: true,
+        } = step.wait
+        {
+            self.events[i as usize] = !set;
+        }
+        let mut next = idx + 1;
+        match &step.op {
+            Op::Events => {}
+            Op::Pool(v) => {
+                let mut t = EngineTrace {
+                    inner: trace,
+                    engine,
+                    skip: true,
+                };
+                dispatch::dispatch(v, &mut self.mem, &mut t, exec).map_err(|source| {
+                    RunError::Dispatch {
+                        engine,
+                        offset: step.offset,
+                        source,
+                    }
+                })?;
+            }
+            Op::Mov32 { reg, value } => self.regs[e][*reg as usize] = *value,
+            Op::CtrlAl { dst, src, imm } => {
+                let r = &mut self.regs[e];
+                r[*dst as usize] = r[*src as usize].wrapping_add(*imm as u32);
+            }
+            Op::Branch { cond, to } => {
+                let r = &self.regs[e];
+                let taken = match *cond {
+                    Cond::Always => true,
+                    Cond::Eq { reg, imm } => r[reg as usize] == imm,
+                    Cond::Gt { reg, imm } => (r[reg as usize] as i32) > imm,
+                };
+                if taken {
+                    let target = match *to {
+                        To::Offset(t) => t as i128,
+                        To::Registers { lo, hi } => {
+                            (r[lo as usize] as u64 | (r[hi as usize] as u64) << 32) as i128
+                        }
+                    };
+                    if target < 0 || target > len as i128 || target % RECORD_BYTES as i128 != 0 {
+                        return Err(RunError::BadBranchTarget {
+                            engine,
+                            offset: step.offset,
+                            target,
+                            len,
+                        });
+                    }
+                    next = target as usize / RECORD_BYTES;
+                }
+                if trace.enabled() {
+                    let line = if !taken {
+                        format!("{:<4} {}: branch not taken", engine.name(), step.offset)
+                    } else if next * RECORD_BYTES == len {
+                        format!(
+                            "{:<4} {}: branch taken to the end of the stream",
+                            engine.name(),
+                            step.offset
+                        )
+                    } else {
+                        format!(
+                            "{:<4} {}: branch taken to {}",
+                            engine.name(),
+                            step.offset,
+                            next * RECORD_BYTES
+                        )
+                    };
+                    trace.line(&line);
+                }
+            }
+            Op::Dma(plan) => {
+                if plan.touches_on_chip() {
+                    // Deferred Pool work must land before the host reads or writes SBUF/PSUM.
+                    exec.finish(&mut self.mem)?;
+                }
+                dma::execute(plan, &mut self.mem, &mut self.dram);
+                let s = &mut self.sems[plan.sem as usize];
+                *s = s.wrapping_add(plan.inc as i32);
+            }
+        }
+        match step.update {
+            Update::None => {}
+            Update::Event { idx: i, set } => self.events[i as usize] = set,
+            Update::SemAdd { idx: i, delta } => {
+                let s = &mut self.sems[i as usize];
+                *s = s.wrapping_add(delta);
+            }
+            Update::SemWrite { idx: i, value } => self.sems[i as usize] = value,
+        }
+        self.pc[e] = next;
+        self.executed[e] += 1;
+        self.traced_block[e] = None;
+        if trace.enabled() && next >= self.staged.steps[e].len() {
+            let line = format!(
+                "{:<4} end of program after {} records",
+                engine.name(),
+                self.executed[e]
+            );
+            trace.line(&line);
+        }
+        Ok(())
+    }
+}
+
+/// A readable form of the control and DMA records (the text form prints them raw).
+fn describe(op: &Op) -> Option<String> {
+    Some(match op {
+        Op::Events | Op::Pool(_) => return None,
+        Op::Mov32 { reg, value } => format!("r{reg} = {value:#x}"),
+        Op::CtrlAl { dst, src, imm } => format!("r{dst} = r{src} + {imm}"),
+        Op::Branch { cond, to } => {
+            let c = match cond {
+                Cond::Always => "always".to_string(),
+                Cond::Eq { reg, imm } => format!("if r{reg} == {imm:#x}"),
+                Cond::Gt { reg, imm } => format!("if r{reg} > {imm} (signed)"),
+            };
+            match to {
+                To::Offset(t) => format!("branch {c} to {t}"),
+                To::Registers { lo, hi } => format!("branch {c} to r{lo} | r{hi} << 32"),
+            }
+        }
+        Op::Dma(p) => p.to_string(),
+    })
+}
+
+/// The POOL engine's dispatch trace, each line prefixed with the engine; its
+/// first line (the record line) is dropped, the scheduler prints its own.
+struct EngineTrace<'a> {
+    inner: &'a mut dyn Trace,
+    engine: Engine,
+    skip: bool,
+}
+
+impl Trace for EngineTrace<'_> {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+    fn line(&mut self, line: &str) {
+        if std::mem::take(&mut self.skip) {
+            return;
+        }
+        let line = format!("{:<4} {line}", self.engine.name());
+        self.inner.line(&line);
+    }
+}

@@ -1,0 +1,332 @@
+//! Staging: everything that can reject a program before a record runs.
+//!
+//! For each engine in order (PE, ACT, POOL, DVE, SP) and each record in
+//! stream order: validate it for its engine and generation (SPEC §5 order,
+//! [`crate::device::Validated::new`]); for a DMA_MEMCPY, resolve its ADDR8s
+//! (EC-22: a VAR_ID naming no variable is rejected) and check its footprint
+//! (EC-23, `emu_footprint_in_bounds`). The first failure stops staging. The
+//! variables are laid out in DRAM (EC-18) and each record is decoded once
+//! into the [`Op`] the scheduler runs.
+
+use super::dma::{self, DmaPlan, FootprintFault};
+use super::program::{Program, Role, VariableError};
+use super::sched::{Update, Wait};
+use crate::device::Validated;
+use crate::isa::control::{DmaMemcpy, alu, cmp, off, target};
+use crate::isa::enums::Engine;
+use crate::isa::opcode::Opcode;
+use crate::isa::record::Record;
+use crate::isa::stream::{StreamError, records};
+use crate::isa::validate::{InvalidRecord, Target};
+use crate::limits::{Arch, RECORD_BYTES};
+use std::fmt;
+
+/// One variable's place in DRAM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub name: String,
+    pub id: u32,
+    pub role: Role,
+    pub base: u64,
+    pub len: u64,
+}
+
+/// EC-18: the DRAM layout: each variable's byte range, and the ranges that
+/// physical DRAM addresses may touch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Dram {
+    pub slots: Vec<Slot>,
+    /// Variable ranges with adjacent ones merged, sorted.
+    covered: Vec<(u64, u64)>,
+    pub size: u64,
+}
+
+impl Dram {
+    pub fn by_id(&self, id: u32) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.id == id)
+    }
+
+    /// True when `[lo, hi)` lies inside declared variables (one merged range).
+    pub fn covered(&self, lo: i128, hi: i128) -> bool {
+        if lo < 0 {
+            return false;
+        }
+        let i = self
+            .covered
+            .partition_point(|&(_, end)| (end as i128) <= lo);
+        self.covered
+            .get(i)
+            .is_some_and(|&(b, e)| b as i128 <= lo && hi <= e as i128)
+    }
+}
+
+/// What a record does, decoded once at staging.
+#[derive(Clone, Debug)]
+pub(crate) enum Op {
+    /// EVENT_SEMAPHORE, DRAIN: only the events band (EC-24).
+    Events,
+    /// Pool / MaxPoolSelect through the POOL engine's dispatch.
+    Pool(Validated),
+    /// EC-26.
+    Mov32 { reg: u8, value: u32 },
+    /// EC-27: `reg[dst] = reg[src] + imm` (SUB stored as the negated immediate).
+    CtrlAl { dst: u8, src: u8, imm: i32 },
+    /// EC-28.
+    Branch { cond: Cond, to: To },
+    /// EC-23.
+    Dma(Box<DmaPlan>),
+}
+
+/// A COMPARE_BRANCH condition (EC-28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    Always,
+    Eq { reg: u8, imm: u32 },
+    Gt { reg: u8, imm: i32 },
+}
+
+/// A COMPARE_BRANCH target (EC-28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum To {
+    /// An absolute byte offset, from REL_IMM (may be anything; checked when taken).
+    Offset(i64),
+    /// `reg[lo] | reg[hi] << 32`.
+    Registers { lo: u8, hi: u8 },
+}
+
+/// One staged record.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub offset: usize,
+    pub record: Record,
+    pub wait: Wait,
+    pub update: Update,
+    pub op: Op,
+}
+
+/// A program that passed staging: what [`super::Machine`] runs.
+#[derive(Clone, Debug)]
+pub struct Staged {
+    pub(crate) arch: Arch,
+    pub(crate) steps: [Vec<Step>; 5],
+    pub(crate) dram: Dram,
+    /// The DRAM image at start: inputs filled, everything else zero.
+    pub(crate) dram_init: Vec<u8>,
+}
+
+impl Staged {
+    /// The generation.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// Records in `engine`'s stream.
+    pub fn records(&self, engine: Engine) -> usize {
+        self.steps[engine as usize].len()
+    }
+
+    /// Bytes of DRAM the variables occupy (padding included).
+    pub fn dram_bytes(&self) -> u64 {
+        self.dram.size
+    }
+
+    /// `(name, base address, bytes)` of every variable, in layout order.
+    pub fn layout(&self) -> impl Iterator<Item = (&str, u64, u64)> {
+        self.dram
+            .slots
+            .iter()
+            .map(|s| (s.name.as_str(), s.base, s.len))
+    }
+}
+
+/// Why a program was rejected before anything ran.
+#[derive(Debug)]
+pub enum StageError {
+    /// A variable cannot be laid out (bad input).
+    Variable(VariableError),
+    /// A stream is not whole records (bad input).
+    Malformed {
+        /// The engine.
+        engine: Engine,
+        /// Why.
+        source: StreamError,
+    },
+    /// A record failed a SPEC §5 predicate.
+    Invalid {
+        /// The engine whose stream holds it.
+        engine: Engine,
+        /// Where and which predicate.
+        record: InvalidRecord,
+    },
+    /// A DMA_MEMCPY's footprint or VAR_ID (EC-22, EC-23).
+    Footprint {
+        /// The engine whose stream holds it.
+        engine: Engine,
+        /// The record's byte offset.
+        offset: usize,
+        /// Why.
+        fault: FootprintFault,
+    },
+}
+
+impl StageError {
+    /// True for bad input (a variable or a stream's length), false for an invalid record.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, StageError::Variable(_) | StageError::Malformed { .. })
+    }
+
+    /// The failing predicate, for an invalid record.
+    pub fn predicate(&self) -> Option<&'static str> {
+        match self {
+            StageError::Invalid { record, .. } => Some(record.fail.predicate()),
+            StageError::Footprint { fault, .. } => Some(fault.predicate()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for StageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StageError::Variable(e) => e.fmt(f),
+            StageError::Malformed { engine, source } => write!(f, "{engine} stream: {source}"),
+            StageError::Invalid { engine, record } => write!(
+                f,
+                "{engine} stream, {} at byte offset {}: {record}",
+                Opcode(record.opcode),
+                record.offset
+            ),
+            StageError::Footprint {
+                engine,
+                offset,
+                fault,
+            } => write!(
+                f,
+                "{engine} stream, DMA_MEMCPY at byte offset {offset}: Found invalid instruction! \
+                 opcode={}, offset={offset}: {} ({fault})",
+                Opcode::DMA_MEMCPY.0,
+                fault.predicate()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StageError {}
+
+/// Stages `program`: lays out DRAM, validates every record, plans every DMA.
+pub fn stage(program: &Program) -> Result<Staged, StageError> {
+    let (bases, size) = program.layout().map_err(StageError::Variable)?;
+    let slots: Vec<Slot> = program
+        .variables
+        .iter()
+        .zip(&bases)
+        .map(|(v, &base)| Slot {
+            name: v.name.clone(),
+            id: v.id,
+            role: v.role,
+            base,
+            len: v.bytes().unwrap_or(0),
+        })
+        .collect();
+    let mut covered: Vec<(u64, u64)> = Vec::new();
+    for s in &slots {
+        match covered.last_mut() {
+            Some(last) if last.1 == s.base => last.1 = s.base + s.len,
+            _ => covered.push((s.base, s.base + s.len)),
+        }
+    }
+    let dram = Dram {
+        slots,
+        covered,
+        size,
+    };
+    let mut steps: [Vec<Step>; 5] = Default::default();
+    for engine in Engine::ALL {
+        let bytes = program.stream(engine);
+        let target = Target {
+            engine,
+            arch: program.arch,
+        };
+        let recs = records(bytes).map_err(|source| StageError::Malformed { engine, source })?;
+        let list = &mut steps[engine as usize];
+        list.reserve(bytes.len() / RECORD_BYTES);
+        for (offset, r) in recs {
+            let v = Validated::new(offset, r, target)
+                .map_err(|record| StageError::Invalid { engine, record })?;
+            let op = decode(&v, &dram, program.arch).map_err(|fault| StageError::Footprint {
+                engine,
+                offset,
+                fault,
+            })?;
+            let ev = r.events();
+            list.push(Step {
+                offset,
+                record: r,
+                wait: Wait::from_events(&ev),
+                update: Update::from_events(&ev),
+                op,
+            });
+        }
+    }
+    let mut dram_init = vec![0u8; size as usize];
+    for (v, &base) in program.variables.iter().zip(&bases) {
+        if let Some(init) = &v.init {
+            dram_init[base as usize..base as usize + init.len()].copy_from_slice(init);
+        }
+    }
+    Ok(Staged {
+        arch: program.arch,
+        steps,
+        dram,
+        dram_init,
+    })
+}
+
+/// Decodes a validated record into its [`Op`] (and plans a DMA).
+fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> {
+    let r = v.record();
+    Ok(match r.opcode() {
+        Opcode::POOL | Opcode::MAX_POOL_SELECT => Op::Pool(*v),
+        Opcode::MOV32 => Op::Mov32 {
+            reg: r.u8_at(off::MOV32_REG),
+            value: r.u32_at(off::MOV32_VALUE),
+        },
+        Opcode::CTRL_AL => {
+            // Validation: ADD or SUB, the immediate fits i32.
+            let imm = r.i64_at(off::CTRL_AL_IMM) as i32;
+            Op::CtrlAl {
+                dst: r.u8_at(off::CTRL_AL_DST),
+                src: r.u8_at(off::CTRL_AL_SRC),
+                imm: if r.u8_at(off::CTRL_AL_OP) == alu::SUB {
+                    imm.wrapping_neg()
+                } else {
+                    imm
+                },
+            }
+        }
+        Opcode::COMPARE_BRANCH => {
+            let reg = r.u8_at(off::BR_CMP_REG);
+            let imm = r.u32_at(off::BR_CMP_IMM);
+            let cond = match r.u8_at(off::BR_CMP) {
+                cmp::EQIMM => Cond::Eq { reg, imm },
+                cmp::GTIMM => Cond::Gt {
+                    reg,
+                    imm: imm as i32,
+                },
+                _ => Cond::Always,
+            };
+            let to = if r.u8_at(off::BR_TARGET_MODE) == target::REGISTER {
+                To::Registers {
+                    lo: r.u8_at(off::BR_TARGET_LO),
+                    hi: r.u8_at(off::BR_TARGET_HI),
+                }
+            } else {
+                To::Offset(v.offset() as i64 + r.i64_at(off::BR_REL))
+            };
+            Op::Branch { cond, to }
+        }
+        Opcode::DMA_MEMCPY => Op::Dma(Box::new(dma::plan(&DmaMemcpy::decode(r), dram, arch)?)),
+        // EVENT_SEMAPHORE and DRAIN; validation admits nothing else.
+        _ => Op::Events,
+    })
+}
