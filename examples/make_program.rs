@@ -8,8 +8,8 @@
 //! ```
 
 use std::path::Path;
-use tpb_emu::npy::write_npy;
 use tpb_emu::isa::Engine;
+use tpb_emu::npy::write_npy;
 use tpb_emu::runtime::samples;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

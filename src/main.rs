@@ -116,6 +116,17 @@ enum Command {
         /// One JSON object per record; goes on past invalid records.
         #[arg(long)]
         json: bool,
+        /// Lower the stream's pseudo-instructions first (SPEC §8); errors give both offsets.
+        #[arg(long)]
+        lower: bool,
+    },
+    /// Lower every engine stream of a program and write DIR/<engine>.bin.
+    Lower {
+        /// The manifest (see docs/programs.md).
+        manifest: PathBuf,
+        /// Where the lowered streams are written.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Print a stream as text, one line per record.
     Disasm {
@@ -188,13 +199,19 @@ fn run(args: Args) -> Result<(), CliError> {
             engine,
             arch,
             json,
+            lower,
         } => {
             let target = Target {
                 engine: engine.into(),
                 arch: arch.into(),
             };
-            cli::validate::run(&file, target, json, &mut out)
+            if lower {
+                cli::validate::run_lowered(&file, target, json, &mut out)
+            } else {
+                cli::validate::run(&file, target, json, &mut out)
+            }
         }
+        Command::Lower { manifest, out: dir } => cli::lower::run(&manifest, &dir, &mut out),
         Command::Disasm { file } => cli::disasm::run(&file, &mut out),
         Command::Asm { file, output } => {
             let n = cli::asm::run(&file, &output)?;

@@ -434,10 +434,10 @@ fn every_stream_is_validated_for_its_engine_first() {
         ),
         (
             Engine::Sp,
-            vec![drain(), drain(), header(Opcode(0xD1))],
+            vec![drain(), drain(), header(Opcode(0xE0))],
             128,
             "is_valid_enum",
-            "pseudo-opcode",
+            "",
         ),
         (
             Engine::Dve,

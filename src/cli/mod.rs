@@ -7,6 +7,7 @@ pub mod demo;
 pub mod disasm;
 pub mod exec;
 pub mod info;
+pub mod lower;
 pub mod run;
 pub mod validate;
 

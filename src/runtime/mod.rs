@@ -20,10 +20,13 @@
 //! engine's dispatch to the chosen [`crate::device::Executor`], everything
 //! else runs on the host.
 //!
-//! Streams are taken as lowered: a pseudo-opcode fails `is_valid_enum`.
+//! Staging first lowers every engine stream ([`lower`]: pseudo-instructions,
+//! functions, branches and blocks; SPEC §8, EC-29, EC-30), then validates the
+//! lowered records. A stream without pseudo-opcodes lowers to itself.
 
 pub mod build;
 mod dma;
+pub mod lower;
 pub mod manifest;
 mod program;
 pub mod samples;

@@ -5,7 +5,8 @@
 //! whose next record's wait condition holds; apply the wait's own state change
 //! (the two `*_THEN_*` modes); run the record to completion; apply its update
 //! (for DMA_MEMCPY first `sem[byte 13] += byte 14`, EC-23). An engine's
-//! program ends at the end of its stream, or at a branch to it (EC-28, EC-32).
+//! program ends at the end of its stream, at a branch to it (EC-28, EC-32),
+//! or when execution falls through onto one of its exit points (EC-29).
 //! When no engine can run and some have not finished: [`RunError::Deadlock`].
 
 use super::DEFAULT_MAX_RECORDS;
@@ -306,6 +307,11 @@ impl Machine {
     /// inputs. Share one staged program between machines with an `Arc`.
     pub fn new(staged: impl Into<Arc<Staged>>) -> Machine {
         let staged = staged.into();
+        // EC-29: an engine whose stream starts at an exit point (no main program) has ended.
+        let pc = std::array::from_fn(|e| match staged.steps[e].first() {
+            Some(s) if s.exit => staged.steps[e].len(),
+            _ => 0,
+        });
         Machine {
             mem: DeviceMemory::new(staged.arch),
             dram: staged.dram_init.clone(),
@@ -313,7 +319,7 @@ impl Machine {
             sems: [0; NUM_SEMAPHORES],
             events: [false; NUM_EVENTS],
             regs: [[0; NUM_REGISTERS]; 5],
-            pc: [0; 5],
+            pc,
             executed: [0; 5],
             max_records: DEFAULT_MAX_RECORDS,
             traced_block: [None; 5],
@@ -523,6 +529,7 @@ impl Machine {
             self.events[i as usize] = !set;
         }
         let mut next = idx + 1;
+        let mut branched = false;
         match &step.op {
             Op::Events => {}
             Op::Pool(v) => {
@@ -567,6 +574,7 @@ impl Machine {
                         });
                     }
                     next = target as usize / RECORD_BYTES;
+                    branched = true;
                 }
                 if trace.enabled() {
                     let line = if !taken {
@@ -606,6 +614,11 @@ impl Machine {
                 *s = s.wrapping_add(delta);
             }
             Update::SemWrite { idx: i, value } => self.sems[i as usize] = value,
+        }
+        // EC-29: falling through onto an exit point ends the engine's program
+        // (a taken branch to it does not: a function's entry may be one).
+        if next == idx + 1 && !branched && self.staged.steps[e].get(next).is_some_and(|s| s.exit) {
+            next = self.staged.steps[e].len();
         }
         self.pc[e] = next;
         self.executed[e] += 1;

@@ -9,6 +9,7 @@
 //! into the [`Op`] the scheduler runs.
 
 use super::dma::{self, DmaPlan, FootprintFault};
+use super::lower::{Block, LowerError, Rejected, lower};
 use super::program::{Program, Role, VariableError};
 use super::sched::{Update, Wait};
 use crate::device::Validated;
@@ -102,6 +103,8 @@ pub(crate) struct Step {
     pub wait: Wait,
     pub update: Update,
     pub op: Op,
+    /// EC-29: an exit point: reaching this record by falling through ends the engine.
+    pub exit: bool,
 }
 
 /// A program that passed staging: what [`super::Machine`] runs.
@@ -109,6 +112,10 @@ pub(crate) struct Step {
 pub struct Staged {
     pub(crate) arch: Arch,
     pub(crate) steps: [Vec<Step>; 5],
+    /// EC-30: each engine's blocks, staged in one instruction address space.
+    pub(crate) blocks: [Vec<Block>; 5],
+    /// EC-29: each engine's exit points (lowered byte offsets).
+    pub(crate) exits: [Vec<usize>; 5],
     pub(crate) dram: Dram,
     /// The DRAM image at start: inputs filled, everything else zero.
     pub(crate) dram_init: Vec<u8>,
@@ -123,6 +130,17 @@ impl Staged {
     /// Records in `engine`'s stream.
     pub fn records(&self, engine: Engine) -> usize {
         self.steps[engine as usize].len()
+    }
+
+    /// EC-30: `engine`'s blocks after lowering, with their staging addresses
+    /// (engines in order PE..SP, back to back in one instruction address space).
+    pub fn blocks(&self, engine: Engine) -> &[Block] {
+        &self.blocks[engine as usize]
+    }
+
+    /// EC-29: `engine`'s exit points, lowered byte offsets.
+    pub fn exits(&self, engine: Engine) -> &[usize] {
+        &self.exits[engine as usize]
     }
 
     /// Bytes of DRAM the variables occupy (padding included).
@@ -167,6 +185,22 @@ pub enum StageError {
         /// Why.
         fault: FootprintFault,
     },
+    /// Lowering rejected a pseudo-record (EC-29: `emu_opcode_supported`).
+    Lower {
+        /// The engine whose stream holds it.
+        engine: Engine,
+        /// Where (input offset) and why.
+        rejected: Rejected,
+    },
+    /// [`StageError::Invalid`] or [`StageError::Footprint`] of a stream that
+    /// lowering changed: the inner error gives the lowered offset, `original`
+    /// the input offset of the record it was lowered from.
+    InLowered {
+        /// Input byte offset.
+        original: usize,
+        /// The error, at the lowered offset.
+        source: Box<StageError>,
+    },
 }
 
 impl StageError {
@@ -180,6 +214,8 @@ impl StageError {
         match self {
             StageError::Invalid { record, .. } => Some(record.fail.predicate()),
             StageError::Footprint { fault, .. } => Some(fault.predicate()),
+            StageError::Lower { rejected, .. } => Some(rejected.predicate()),
+            StageError::InLowered { source, .. } => source.predicate(),
             _ => None,
         }
     }
@@ -207,6 +243,15 @@ impl fmt::Display for StageError {
                 Opcode::DMA_MEMCPY.0,
                 fault.predicate()
             ),
+            StageError::Lower { engine, rejected } => write!(
+                f,
+                "{engine} stream, {} at byte offset {}: {rejected}",
+                Opcode(rejected.opcode),
+                rejected.offset
+            ),
+            StageError::InLowered { original, source } => {
+                write!(f, "{source} [lowered stream; input byte offset {original}]")
+            }
         }
     }
 }
@@ -241,22 +286,48 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
         size,
     };
     let mut steps: [Vec<Step>; 5] = Default::default();
+    let mut blocks: [Vec<Block>; 5] = Default::default();
+    let mut exits: [Vec<usize>; 5] = Default::default();
+    // EC-30: one instruction address space; engines' blocks back to back.
+    let mut next_addr = 0u64;
     for engine in Engine::ALL {
-        let bytes = program.stream(engine);
         let target = Target {
             engine,
             arch: program.arch,
         };
+        // Seed 004 / SPEC §8: lower, then validate the lowered records.
+        let mut lowered = lower(program.stream(engine)).map_err(|e| match e {
+            LowerError::Malformed(source) => StageError::Malformed { engine, source },
+            LowerError::Rejected(rejected) => StageError::Lower { engine, rejected },
+        })?;
+        next_addr = lowered.place(next_addr);
+        let changed = lowered.pseudo_in() > 0;
+        let at_input = |offset: usize, e: StageError| {
+            if changed {
+                StageError::InLowered {
+                    original: lowered.original_offset(offset).unwrap_or(offset),
+                    source: Box::new(e),
+                }
+            } else {
+                e
+            }
+        };
+        let bytes = lowered.bytes();
         let recs = records(bytes).map_err(|source| StageError::Malformed { engine, source })?;
         let list = &mut steps[engine as usize];
         list.reserve(bytes.len() / RECORD_BYTES);
         for (offset, r) in recs {
             let v = Validated::new(offset, r, target)
-                .map_err(|record| StageError::Invalid { engine, record })?;
-            let op = decode(&v, &dram, program.arch).map_err(|fault| StageError::Footprint {
-                engine,
-                offset,
-                fault,
+                .map_err(|record| at_input(offset, StageError::Invalid { engine, record }))?;
+            let op = decode(&v, &dram, program.arch).map_err(|fault| {
+                at_input(
+                    offset,
+                    StageError::Footprint {
+                        engine,
+                        offset,
+                        fault,
+                    },
+                )
             })?;
             let ev = r.events();
             list.push(Step {
@@ -265,8 +336,16 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
                 wait: Wait::from_events(&ev),
                 update: Update::from_events(&ev),
                 op,
+                exit: false,
             });
         }
+        for &x in lowered.exits() {
+            if let Some(s) = list.get_mut(x / RECORD_BYTES) {
+                s.exit = true;
+            }
+        }
+        exits[engine as usize] = lowered.exits().to_vec();
+        blocks[engine as usize] = lowered.blocks().to_vec();
     }
     let mut dram_init = vec![0u8; size as usize];
     for (v, &base) in program.variables.iter().zip(&bases) {
@@ -277,6 +356,8 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
     Ok(Staged {
         arch: program.arch,
         steps,
+        blocks,
+        exits,
         dram,
         dram_init,
     })
