@@ -8,7 +8,9 @@
 
 pub mod cli;
 pub mod device;
+pub mod frontend;
 pub mod isa;
 pub mod limits;
 pub mod npy;
 pub mod runtime;
+pub mod viz;

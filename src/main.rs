@@ -141,8 +141,12 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Run the built-in example.
-    Demo,
+    /// Run the built-in example end to end: pooling programs, checks, PNGs.
+    Demo(cli::demo::DemoArgs),
+    /// Framework-style max/avg pooling of an .npy, compiled to a TPB program and run.
+    Pool2d(Box<cli::pool2d::Pool2dArgs>),
+    /// Draw a tensor's channel planes as a PNG montage.
+    Viz(cli::viz::VizArgs),
     /// List the GPU adapters and what --backend auto would use.
     Info,
     /// Benchmarks.
@@ -218,7 +222,9 @@ fn run(args: Args) -> Result<(), CliError> {
             writeln!(out, "{n} records written to {}", output.display())
                 .map_err(|e| CliError::Exec(format!("stdout: {e}")))
         }
-        Command::Demo => cli::demo::run(&mut out),
+        Command::Demo(a) => cli::demo::run(&a, &mut out),
+        Command::Pool2d(a) => cli::pool2d::run(&a, &mut out),
+        Command::Viz(a) => cli::viz::run(&a, &mut out),
         Command::Info => cli::info::run(&mut out),
         Command::Bench(BenchCommand::Pool {
             backend,

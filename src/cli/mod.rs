@@ -8,8 +8,10 @@ pub mod disasm;
 pub mod exec;
 pub mod info;
 pub mod lower;
+pub mod pool2d;
 pub mod run;
 pub mod validate;
+pub mod viz;
 
 use crate::isa::stream::StreamError;
 use crate::isa::validate::InvalidRecord;

@@ -1,0 +1,288 @@
+//! `tpb-emu pool2d`: framework-style max/avg pooling of an `.npy`, compiled
+//! to a TPB program (see [`crate::frontend`]) and run on a backend.
+//!
+//! ```text
+//! tpb-emu pool2d --input x.npy [--dtype bf16] --mode max|avg --kernel KH,KW [--stride SH,SW]
+//!                [--padding PH,PW | --pads TOP,LEFT,BOTTOM,RIGHT] [--dilation DH,DW]
+//!                [--ceil-mode] [--count-include-pad] [--indices idx.npy] --output y.npy
+//!                [--backend B] [--emit DIR] [--png DIR]
+//! ```
+//!
+//! A single number stands for both axes (a 1-D N×C×L input: the width; its
+//! height is 1). The stride defaults to the kernel. Bad parameters exit 4.
+
+use super::CliError;
+use super::backend::Backend;
+use crate::device::gpu::BackendChoice;
+use crate::frontend::{self, Pool2d, PoolMode, emit, read_tensor};
+use crate::isa::enums::Dtype;
+use crate::npy::write_npy;
+use crate::viz;
+use clap::ValueEnum;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `--backend` of the front-end commands.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum BackendOpt {
+    /// Any GPU adapter, software ones included; exit 5 without one.
+    Gpu,
+    /// The CPU reference executor.
+    Cpu,
+    /// The first hardware GPU, else the CPU backend.
+    Auto,
+}
+
+impl From<BackendOpt> for BackendChoice {
+    fn from(b: BackendOpt) -> BackendChoice {
+        match b {
+            BackendOpt::Gpu => BackendChoice::Gpu,
+            BackendOpt::Cpu => BackendChoice::Cpu,
+            BackendOpt::Auto => BackendChoice::Auto,
+        }
+    }
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ModeOpt {
+    /// max_pool2d.
+    Max,
+    /// avg_pool2d.
+    Avg,
+}
+
+/// `--dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DtypeOpt {
+    /// float32 .npy.
+    Fp32,
+    /// float16 .npy.
+    Fp16,
+    /// uint16 .npy holding bf16 bits.
+    Bf16,
+    /// uint8 .npy.
+    Uint8,
+}
+
+/// The arguments of `pool2d`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Pool2dArgs {
+    /// The input: N×C×H×W (or N×C×L) float32, float16, uint8, or uint16 bf16 bits with --dtype bf16.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The input's element type (bf16: read a uint16 .npy as bf16 bits); by default the .npy's.
+    #[arg(long, value_enum)]
+    pub dtype: Option<DtypeOpt>,
+    /// max or avg.
+    #[arg(long, value_enum)]
+    pub mode: ModeOpt,
+    /// KH,KW (or K).
+    #[arg(long)]
+    pub kernel: String,
+    /// SH,SW (or S); defaults to the kernel.
+    #[arg(long)]
+    pub stride: Option<String>,
+    /// PH,PW (or P): symmetric padding.
+    #[arg(long, conflicts_with = "pads")]
+    pub padding: Option<String>,
+    /// TOP,LEFT,BOTTOM,RIGHT.
+    #[arg(long)]
+    pub pads: Option<String>,
+    /// DH,DW (or D).
+    #[arg(long)]
+    pub dilation: Option<String>,
+    /// Round the output size up (PyTorch's ceil_mode).
+    #[arg(long)]
+    pub ceil_mode: bool,
+    /// Average: count the padding in the divisor (PyTorch's default is true; here it is opt-in).
+    #[arg(long)]
+    pub count_include_pad: bool,
+    /// Max: write PyTorch's int64 indices here.
+    #[arg(long)]
+    pub indices: Option<PathBuf>,
+    /// Where the output goes.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Which backend executes Pool records.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendOpt,
+    /// Write the generated program (manifest, streams, input) for `tpb-emu run` and `disasm`.
+    #[arg(long)]
+    pub emit: Option<PathBuf>,
+    /// Write PNGs of the input, output and indices.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+}
+
+fn bad(s: String) -> CliError {
+    CliError::BadInput(s)
+}
+
+/// Parses `A,B` (or `A`, meaning `A,A`, or for a 1-D input `lone,A`).
+fn pair(flag: &str, s: &str, one_d: bool, lone: u32) -> Result<[u32; 2], CliError> {
+    let v = list(flag, s)?;
+    match v[..] {
+        [a] if one_d => Ok([lone, a]),
+        [a] => Ok([a, a]),
+        [a, b] => Ok([a, b]),
+        _ => Err(bad(format!(
+            "--{flag} {s}: expected one or two numbers (H,W)"
+        ))),
+    }
+}
+
+fn list(flag: &str, s: &str) -> Result<Vec<u32>, CliError> {
+    s.split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(format!("--{flag} {s}: `{t}` is not a non-negative integer")))
+        })
+        .collect()
+}
+
+/// The pooling parameters the arguments describe, for an input of `rank` axes.
+pub fn params(a: &Pool2dArgs, rank: usize) -> Result<Pool2d, CliError> {
+    let one_d = rank == 3;
+    let mode = match a.mode {
+        ModeOpt::Max => PoolMode::Max,
+        ModeOpt::Avg => PoolMode::Avg,
+    };
+    let kernel = pair("kernel", &a.kernel, one_d, 1)?;
+    let stride = match &a.stride {
+        Some(s) => pair("stride", s, one_d, 1)?,
+        None => kernel,
+    };
+    let dilation = match &a.dilation {
+        Some(s) => pair("dilation", s, one_d, 1)?,
+        None => [1, 1],
+    };
+    let pads = match (&a.padding, &a.pads) {
+        (Some(s), _) => {
+            let [ph, pw] = pair("padding", s, one_d, 0)?;
+            [ph, pw, ph, pw]
+        }
+        (None, Some(s)) => match list("pads", s)?[..] {
+            [t, l, b, r] => [t, l, b, r],
+            _ => return Err(bad(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
+        },
+        (None, None) => [0; 4],
+    };
+    if a.indices.is_some() && mode != PoolMode::Max {
+        return Err(bad("--indices needs --mode max".into()));
+    }
+    if a.count_include_pad && mode != PoolMode::Avg {
+        return Err(bad("--count-include-pad needs --mode avg".into()));
+    }
+    Ok(Pool2d {
+        mode,
+        kernel,
+        stride,
+        pads,
+        dilation,
+        ceil_mode: a.ceil_mode,
+        count_include_pad: a.count_include_pad,
+        return_indices: a.indices.is_some(),
+    })
+}
+
+fn png(
+    img: &image::RgbImage,
+    dir: &Path,
+    name: &str,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), CliError> {
+    let path = dir.join(name);
+    viz::save_png(img, &path).map_err(|e| CliError::Exec(e.to_string()))?;
+    out.push(path);
+    Ok(())
+}
+
+/// Runs `pool2d`.
+pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let start = Instant::now();
+    let x = read_tensor(&a.input, a.dtype == Some(DtypeOpt::Bf16))?;
+    let want = a.dtype.map(|d| match d {
+        DtypeOpt::Fp32 => Dtype::FP32,
+        DtypeOpt::Fp16 => Dtype::FP16,
+        DtypeOpt::Bf16 => Dtype::BFLOAT16,
+        DtypeOpt::Uint8 => Dtype::UINT8,
+    });
+    if let Some(d) = want
+        && d != x.dtype
+    {
+        return Err(bad(format!(
+            "{}: --dtype {d} but the .npy holds {}",
+            a.input.display(),
+            x.dtype
+        )));
+    }
+    let p = params(a, x.shape.len())?;
+    let compiled =
+        frontend::compile(&p, &x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
+    let mut written = Vec::new();
+    if let Some(dir) = &a.emit {
+        written.extend(emit::write_program(&compiled.program, dir)?);
+    }
+    let backend = Backend::open(a.backend.into())?;
+    let mut exec = backend.executor(compiled.program.arch)?;
+    let t = Instant::now();
+    let result = compiled
+        .run(exec.as_mut())
+        .map_err(|e| CliError::Exec(e.to_string()))?;
+    let run_s = t.elapsed().as_secs_f64();
+    let y = &result.output;
+    write_npy(&a.output, y.dtype, &y.shape, &y.data)?;
+    written.push(a.output.clone());
+    if let (Some(path), Some(idx)) = (&a.indices, &result.indices) {
+        let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_npy(path, Dtype::INT64, &y.shape, &bytes)?;
+        written.push(path.clone());
+    }
+    if let Some(dir) = &a.png {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let opts = viz::Options::default();
+        let pic = |t| viz::tensor_montage(t, &opts).map_err(|e| CliError::Exec(e.to_string()));
+        png(&pic(&x)?, dir, "input.png", &mut written)?;
+        png(&pic(y)?, dir, "output.png", &mut written)?;
+        if let Some(idx) = &result.indices {
+            let img =
+                viz::indices_map(&compiled.plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
+            png(&img, dir, "indices.png", &mut written)?;
+        }
+    }
+    let w = |out: &mut dyn Write, s: String| {
+        writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    };
+    w(
+        out,
+        format!(
+            "ok: {p} on {} {:?} -> {:?} ({}, {})",
+            x.dtype,
+            x.shape,
+            y.shape,
+            backend.describe(),
+            compiled.program.arch.name()
+        ),
+    )?;
+    w(
+        out,
+        format!(
+            "program: {} bands of up to {} output rows, {} Pool/MaxPoolSelect records; run {:.3} ms, total {:.3} ms",
+            compiled.bands,
+            compiled.band_rows,
+            compiled.pool_records,
+            run_s * 1e3,
+            start.elapsed().as_secs_f64() * 1e3
+        ),
+    )?;
+    for f in written {
+        w(out, format!("wrote {}", f.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,495 @@
+//! The program builder: DMA in, one Pool (and MaxPoolSelect) record per
+//! window class, DMA out, band after band (see the module docs of
+//! [`crate::frontend`]).
+
+use super::plan::Plan;
+use super::{FrontendError, Pool2d, PoolMode, PoolOutput, Tensor};
+use crate::device::{Executor, NoTrace};
+use crate::isa::enums::{Dtype, Engine, PoolDim, PoolFunc, UpdateMode, WaitMode};
+use crate::isa::opcode::Opcode;
+use crate::isa::record::{Events, Record};
+use crate::isa::s4d4_pl::S4d4Pl;
+use crate::isa::tensor::{Addr4, Region, Tensor4d};
+use crate::limits::{Arch, MAX_POOL_ELEMENTS_PER_LANE, PARTITIONS, SBUF_PARTITION_SHIFT};
+use crate::runtime::build::{
+    dma_memcpy, ev, ev_update, ev_wait, event_semaphore, on_chip, var, walk, with_events,
+};
+use crate::runtime::{Machine, Program, Variable, stage};
+
+/// Variable ids of the generated program.
+pub mod ids {
+    /// The input `x`.
+    pub const X: u32 = 1;
+    /// The output `y`.
+    pub const Y: u32 = 2;
+    /// The window-local argmax positions `argmax` (uint32).
+    pub const ARGMAX: u32 = 3;
+    /// The one-element fill constant `fill`.
+    pub const FILL: u32 = 4;
+}
+
+/// Semaphores: bands loaded by SP, pooled by POOL, stored by ACT.
+const SEM_LOADED: u8 = 0;
+const SEM_POOLED: u8 = 1;
+const SEM_STORED: u8 = 2;
+
+/// The most elements one DMA dimension moves.
+const DMA_MAX: usize = u16::MAX as usize;
+
+/// A compiled pooling: the program and how to read its results.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// Shapes and window classes.
+    pub plan: Plan,
+    /// The program (variables `x`, `y`, `argmax`, `fill`).
+    pub program: Program,
+    /// Bands (plane groups × row bands).
+    pub bands: usize,
+    /// Output rows per band.
+    pub band_rows: usize,
+    /// Pool and MaxPoolSelect records.
+    pub pool_records: usize,
+    /// The input's dtype.
+    pub dtype: Dtype,
+}
+
+fn align64(b: usize) -> usize {
+    b.next_multiple_of(64)
+}
+
+fn fill_bits(mode: PoolMode, dtype: Dtype) -> u32 {
+    match (mode, dtype) {
+        (PoolMode::Avg, _) | (_, Dtype::UINT8) => 0,
+        (_, Dtype::FP16) => 0xFC00,
+        (_, Dtype::BFLOAT16) => 0xFF80,
+        _ => 0xFF80_0000,
+    }
+}
+
+/// Per-partition SBUF layout of a band.
+struct Layout {
+    isz: usize,
+    osz: usize,
+    out_base: usize,
+    idx_base: usize,
+}
+
+impl Layout {
+    fn new(plan: &Plan, isz: usize, rows: usize) -> (Layout, usize) {
+        let p = &plan.params;
+        let eff_kh = (p.kernel[0] as usize - 1) * p.dilation[0] as usize + 1;
+        let in_rows = plan.hp().min((rows - 1) * p.stride[0] as usize + eff_kh);
+        let out_base = align64(in_rows * plan.wp() * isz);
+        let idx_base = align64(out_base + rows * plan.wo * isz);
+        let end = idx_base
+            + if p.return_indices {
+                rows * plan.wo * 4
+            } else {
+                0
+            };
+        (
+            Layout {
+                isz,
+                osz: isz,
+                out_base,
+                idx_base,
+            },
+            end,
+        )
+    }
+}
+
+/// Compiles `params` for `input` into a program for the default generation.
+pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendError> {
+    let plan = Plan::new(params, input)?;
+    let bad = |s: String| Err(FrontendError::Bad(s));
+    let p = plan.params;
+    let arch = Arch::default();
+    let isz = input.elem();
+    let (wp, wo) = (plan.wp(), plan.wo);
+    let steps = [
+        wp * p.dilation[0] as usize,
+        wp * p.stride[0] as usize,
+        wo,
+        p.dilation[1] as usize,
+        p.stride[1] as usize,
+    ];
+    if steps.iter().any(|&s| s > i16::MAX as usize) || plan.w > DMA_MAX {
+        return bad(format!(
+            "the padded width {wp} (times stride/dilation) does not fit a TENSOR4D step (i16); \
+             tiling along the width is not implemented"
+        ));
+    }
+    if plan.h * plan.w > i32::MAX as usize || plan.ho * plan.wo > i32::MAX as usize {
+        return bad("a plane is larger than a DMA step can stride over (2^31 elements)".into());
+    }
+    let budget = arch.sbuf_active_bytes() as usize;
+    let window = (p.kernel[0] as usize * p.kernel[1] as usize).max(1);
+    let fits = |t: usize| {
+        Layout::new(&plan, isz, t).1 <= budget
+            && (t * wo * window) as u64 <= MAX_POOL_ELEMENTS_PER_LANE
+            && t <= u16::MAX as usize
+    };
+    if !fits(1) {
+        return bad(format!(
+            "one output row (input rows {}x{} padded, {} outputs) does not fit a partition's {} KiB of SBUF",
+            p.kernel[0],
+            wp,
+            wo,
+            budget / 1024
+        ));
+    }
+    // The largest band that fits (fits is monotonic in t).
+    let (mut lo, mut hi) = (1usize, plan.ho);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    let band_rows = lo;
+    let (layout, _) = Layout::new(&plan, isz, band_rows);
+
+    let dtype = input.dtype;
+    let planes = plan.planes();
+    let out_shape = plan.out_shape();
+    let out_elems = planes * plan.ho * plan.wo;
+    let dram = input.data.len() + out_elems * (isz + if p.return_indices { 4 } else { 0 });
+    if dram as u64 >= u32::MAX as u64 {
+        return bad("the input and outputs need more than 4 GiB of device DRAM".into());
+    }
+
+    let mut b = Builder {
+        plan: &plan,
+        layout: &layout,
+        dtype,
+        sp: Vec::new(),
+        pool: Vec::new(),
+        act: Vec::new(),
+        band: 0,
+        pool_records: 0,
+    };
+    for g0 in (0..planes).step_by(PARTITIONS as usize) {
+        let np = (planes - g0).min(PARTITIONS as usize);
+        for oa in (0..plan.ho).step_by(band_rows) {
+            let ob = (oa + band_rows).min(plan.ho);
+            b.band(g0, np, oa, ob);
+        }
+    }
+    let bands = b.band;
+    let pool_records = b.pool_records;
+    let mut program = Program::new(arch);
+    program.set_stream(Engine::Sp, &b.sp);
+    program.set_stream(Engine::Pool, &b.pool);
+    program.set_stream(Engine::Act, &b.act);
+    program.add(Variable::input(
+        "x",
+        ids::X,
+        dtype,
+        &input.shape,
+        input.data.clone(),
+    ));
+    program.add(Variable::output("y", ids::Y, dtype, &out_shape));
+    if p.return_indices {
+        program.add(Variable::output(
+            "argmax",
+            ids::ARGMAX,
+            Dtype::UINT32,
+            &out_shape,
+        ));
+    }
+    if plan.fill {
+        let bits = fill_bits(p.mode, dtype).to_le_bytes()[..isz].to_vec();
+        program.add(Variable::input("fill", ids::FILL, dtype, &[1], bits));
+    }
+    Ok(Compiled {
+        plan,
+        program,
+        bands,
+        band_rows,
+        pool_records,
+        dtype,
+    })
+}
+
+struct Builder<'a> {
+    plan: &'a Plan,
+    layout: &'a Layout,
+    dtype: Dtype,
+    sp: Vec<Record>,
+    pool: Vec<Record>,
+    act: Vec<Record>,
+    band: usize,
+    pool_records: usize,
+}
+
+/// An SBUF address in partition 0.
+fn sbuf(offset: usize) -> u32 {
+    offset as u32
+}
+
+/// Elements between partitions for `size`-byte elements.
+fn lane_step(size: usize) -> i32 {
+    ((1usize << SBUF_PARTITION_SHIFT) / size) as i32
+}
+
+/// Marks the first and last records of one band's stream: `wait` on the
+/// first, `update` on the last.
+fn mark(recs: &mut [Record], wait: Option<(WaitMode, u8, u32)>, update: Option<(UpdateMode, u8)>) {
+    if recs.is_empty() {
+        return;
+    }
+    let last = recs.len() - 1;
+    if let Some((m, i, v)) = wait {
+        let mut e = ev_wait(m, i, v);
+        if last == 0
+            && let Some((um, ui)) = update
+        {
+            e = ev((m, i), (um, ui), v);
+        }
+        recs[0] = with_events(recs[0], e);
+    }
+    if let Some((um, ui)) = update
+        && (last != 0 || wait.is_none())
+    {
+        let e = Events {
+            update_mode: um,
+            update_idx: ui,
+            ..recs[last].events()
+        };
+        recs[last] = with_events(recs[last], e);
+    }
+}
+
+impl Builder<'_> {
+    /// One band: planes [g0, g0+np), output rows [oa, ob).
+    fn band(&mut self, g0: usize, np: usize, oa: usize, ob: usize) {
+        let plan = self.plan;
+        let p = &plan.params;
+        let l = self.layout;
+        let t = self.band as u32;
+        let (h, w, wp, wo, ho) = (plan.h, plan.w, plan.wp(), plan.wo, plan.ho);
+        let eff_kh = (p.kernel[0] as usize - 1) * p.dilation[0] as usize + 1;
+        let ra = oa * p.stride[0] as usize;
+        let rb = plan.hp().min((ob - 1) * p.stride[0] as usize + eff_kh);
+        let (pt, pl) = (p.pads[0] as usize, p.pads[1] as usize);
+        let isz = l.isz;
+        let npu = np as u16;
+
+        // SP: fill, then the input rows.
+        let mut sp = Vec::new();
+        if plan.fill {
+            let total = (rb - ra) * wp;
+            for k in (0..total).step_by(DMA_MAX) {
+                let n = (total - k).min(DMA_MAX) as u16;
+                sp.push(dma_memcpy(
+                    walk(var(ids::FILL, 0), [0, 0], [n, npu], isz as u16),
+                    walk(
+                        on_chip(sbuf(k * isz)),
+                        [1, lane_step(isz)],
+                        [n, npu],
+                        isz as u16,
+                    ),
+                    self.dtype,
+                    self.dtype,
+                    0,
+                    0,
+                ));
+            }
+        }
+        let rows: Vec<usize> = (ra..rb).filter(|&r| (pt..pt + h).contains(&r)).collect();
+        let dense = wp == w;
+        let per = if dense { (DMA_MAX / w).max(1) } else { 1 };
+        for chunk in rows.chunks(per) {
+            let (r0, nr) = (chunk[0], chunk.len());
+            let n = (nr * w) as u16;
+            let src = ((g0 * h + (r0 - pt)) * w) * isz;
+            let dst = ((r0 - ra) * wp + pl) * isz;
+            sp.push(dma_memcpy(
+                walk(
+                    var(ids::X, src as u32),
+                    [1, (h * w) as i32],
+                    [n, npu],
+                    isz as u16,
+                ),
+                walk(
+                    on_chip(sbuf(dst)),
+                    [1, lane_step(isz)],
+                    [n, npu],
+                    isz as u16,
+                ),
+                self.dtype,
+                self.dtype,
+                0,
+                0,
+            ));
+        }
+        // The last load bumps `loaded` (the DMA's own completion semaphore).
+        if let Some(last) = sp.last_mut() {
+            last.0[crate::isa::control::off::DMA_SEM] = SEM_LOADED;
+            last.0[crate::isa::control::off::DMA_SEM_INC] = 1;
+        }
+        if t > 0 {
+            mark(&mut sp, Some((WaitMode::SEM_GE, SEM_POOLED, t)), None);
+        }
+        self.sp.extend(sp);
+
+        // POOL: one record per window class (and its MaxPoolSelect twin).
+        let mut pool = Vec::new();
+        let func = match p.mode {
+            PoolMode::Max => PoolFunc::MAX_POOL,
+            PoolMode::Avg => PoolFunc::AVG_POOL,
+        };
+        for rg in &plan.rows {
+            let oh0 = rg.first.max(oa);
+            let oh1 = (rg.first + rg.len).min(ob);
+            if oh0 >= oh1 {
+                continue;
+            }
+            for cg in &plan.cols {
+                let ow0 = cg.first;
+                let src_row = oh0 * p.stride[0] as usize + rg.tap0 * p.dilation[0] as usize - ra;
+                let src_col = ow0 * p.stride[1] as usize + cg.tap0 * p.dilation[1] as usize;
+                let src = Tensor4d::new(
+                    Addr4::new(Region::Sbuf, 0, sbuf((src_row * wp + src_col) * isz)),
+                    [
+                        (cg.taps as u16, p.dilation[1] as i16),
+                        (rg.taps as u16, (p.dilation[0] as usize * wp) as i16),
+                        (cg.len as u16, p.stride[1] as i16),
+                        ((oh1 - oh0) as u16, (p.stride[0] as usize * wp) as i16),
+                    ],
+                );
+                let out_at = (oh0 - oa) * wo + ow0;
+                let dst = |base: usize, size: usize| {
+                    Tensor4d::new(
+                        Addr4::new(Region::Sbuf, 0, sbuf(base + out_at * size)),
+                        [
+                            (cg.len as u16, 1),
+                            ((oh1 - oh0) as u16, wo as i16),
+                            (1, 1),
+                            (1, 1),
+                        ],
+                    )
+                };
+                let scale = match p.mode {
+                    PoolMode::Max => 1.0,
+                    PoolMode::Avg => 1.0 / (rg.taps * cg.taps) as f32,
+                };
+                pool.push(
+                    S4d4Pl::new(
+                        Opcode::POOL,
+                        func,
+                        PoolDim::XY,
+                        self.dtype,
+                        self.dtype,
+                        np as u8,
+                        scale,
+                        src,
+                        dst(l.out_base, l.osz),
+                    )
+                    .encode(),
+                );
+                if p.return_indices {
+                    pool.push(
+                        S4d4Pl::new(
+                            Opcode::MAX_POOL_SELECT,
+                            PoolFunc::NONE,
+                            PoolDim::XY,
+                            self.dtype,
+                            Dtype::UINT32,
+                            np as u8,
+                            1.0,
+                            src,
+                            dst(l.idx_base, 4),
+                        )
+                        .encode(),
+                    );
+                }
+            }
+        }
+        self.pool_records += pool.len();
+        if t > 0 {
+            self.pool
+                .push(event_semaphore(ev_wait(WaitMode::SEM_GE, SEM_STORED, t)));
+        }
+        mark(
+            &mut pool,
+            Some((WaitMode::SEM_GE, SEM_LOADED, t + 1)),
+            Some((UpdateMode::SEM_INC, SEM_POOLED)),
+        );
+        self.pool.extend(pool);
+
+        // ACT: the outputs (and argmax positions) back to DRAM.
+        let mut act = Vec::new();
+        let total = (ob - oa) * wo;
+        let mut out = |base: usize, size: usize, id: u32, dtype: Dtype| {
+            for k in (0..total).step_by(DMA_MAX) {
+                let n = (total - k).min(DMA_MAX) as u16;
+                let dram = ((g0 * ho + oa) * wo + k) * size;
+                act.push(dma_memcpy(
+                    walk(
+                        on_chip(sbuf(base + k * size)),
+                        [1, lane_step(size)],
+                        [n, npu],
+                        size as u16,
+                    ),
+                    walk(
+                        var(id, dram as u32),
+                        [1, (ho * wo) as i32],
+                        [n, npu],
+                        size as u16,
+                    ),
+                    dtype,
+                    dtype,
+                    0,
+                    0,
+                ));
+            }
+        };
+        out(l.out_base, l.osz, ids::Y, self.dtype);
+        if p.return_indices {
+            out(l.idx_base, 4, ids::ARGMAX, Dtype::UINT32);
+        }
+        if let Some(last) = act.last_mut() {
+            last.0[crate::isa::control::off::DMA_SEM] = SEM_STORED;
+            last.0[crate::isa::control::off::DMA_SEM_INC] = 1;
+        }
+        mark(&mut act, Some((WaitMode::SEM_GE, SEM_POOLED, t + 1)), None);
+        self.act.extend(act);
+        let _ = ev_update;
+        self.band += 1;
+    }
+}
+
+impl Compiled {
+    /// Stages and runs the program on `exec`; converts the argmax positions
+    /// to PyTorch's flat indices.
+    pub fn run(&self, exec: &mut dyn Executor) -> Result<PoolOutput, FrontendError> {
+        let staged = stage(&self.program)?;
+        let mut m = Machine::new(staged);
+        m.run(exec, &mut NoTrace)?;
+        let y = m.variable("y").unwrap_or_default().to_vec();
+        let output = Tensor {
+            dtype: self.dtype,
+            shape: self.plan.out_shape(),
+            data: y,
+        };
+        let indices = self.plan.params.return_indices.then(|| {
+            let raw = m.variable("argmax").unwrap_or_default();
+            self.indices(raw)
+        });
+        Ok(PoolOutput { output, indices })
+    }
+
+    /// PyTorch's flat indices from the window-local positions (uint32 LE,
+    /// N×C×Ho×Wo) that the MaxPoolSelect records wrote.
+    pub fn indices(&self, raw: &[u8]) -> Vec<i64> {
+        let (ho, wo) = (self.plan.ho, self.plan.wo);
+        raw.chunks_exact(4)
+            .enumerate()
+            .map(|(i, b)| {
+                let pos = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+                let (oh, ow) = ((i / wo) % ho, i % wo);
+                self.plan.flat_index(oh, ow, pos)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,305 @@
+//! Shapes and window classes: everything the program builder and the index
+//! conversion need to agree on.
+
+use super::{FrontendError, Pool2d, PoolMode, Tensor};
+
+/// A run of consecutive outputs along one axis whose windows walk the same
+/// kernel taps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisGroup {
+    /// First output.
+    pub first: usize,
+    /// Outputs in the run.
+    pub len: usize,
+    /// First kernel tap walked.
+    pub tap0: usize,
+    /// Taps walked (>= 1).
+    pub taps: usize,
+}
+
+/// One axis: input length, padding, kernel, stride, dilation.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    len: usize,
+    pad0: usize,
+    pad1: usize,
+    k: usize,
+    s: usize,
+    d: usize,
+}
+
+impl Axis {
+    /// PyTorch's output length (`ceil_mode`: the last window must start
+    /// inside the input or the leading padding).
+    fn out_len(&self, ceil: bool) -> Option<usize> {
+        let span = self.d * (self.k - 1) + 1;
+        let padded = self.len + self.pad0 + self.pad1;
+        if padded < span {
+            return None;
+        }
+        let q = padded - span;
+        let mut out = if ceil { q.div_ceil(self.s) } else { q / self.s } + 1;
+        if ceil && (out - 1) * self.s >= self.len + self.pad0 {
+            out -= 1;
+        }
+        Some(out)
+    }
+
+    /// The taps output `o` walks: in-bounds taps, or (`padded`) the taps
+    /// inside the padded extent. `None` when the range is empty.
+    fn taps(&self, o: usize, padded: bool) -> Option<(usize, usize)> {
+        // Positions in padded coordinates: window start o·s, tap i at o·s + i·d.
+        let (lo, hi) = if padded {
+            (0, self.len + self.pad0 + self.pad1)
+        } else {
+            (self.pad0, self.pad0 + self.len)
+        };
+        let start = o * self.s;
+        let first = (0..self.k).find(|&i| (lo..hi).contains(&(start + i * self.d)))?;
+        let last = (0..self.k)
+            .rev()
+            .find(|&i| (lo..hi).contains(&(start + i * self.d)))?;
+        Some((first, last - first + 1))
+    }
+
+    fn groups(&self, out: usize, padded: bool) -> Result<Vec<AxisGroup>, usize> {
+        let mut groups: Vec<AxisGroup> = Vec::new();
+        for o in 0..out {
+            let (tap0, taps) = self.taps(o, padded).ok_or(o)?;
+            match groups.last_mut() {
+                Some(g) if g.tap0 == tap0 && g.taps == taps => g.len += 1,
+                _ => groups.push(AxisGroup {
+                    first: o,
+                    len: 1,
+                    tap0,
+                    taps,
+                }),
+            }
+        }
+        Ok(groups)
+    }
+}
+
+/// The shapes of one pooling and its window classes.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The parameters.
+    pub params: Pool2d,
+    /// Batch.
+    pub n: usize,
+    /// Channels.
+    pub c: usize,
+    /// Input height (1 for a 1-D input).
+    pub h: usize,
+    /// Input width (L for a 1-D input).
+    pub w: usize,
+    /// Output height.
+    pub ho: usize,
+    /// Output width.
+    pub wo: usize,
+    /// The input was N×C×L.
+    pub one_d: bool,
+    /// Windows walk the padding, which holds a fill that gives the framework's
+    /// answer (max without indices: −inf; avg with `count_include_pad`: 0).
+    pub fill: bool,
+    /// Row classes.
+    pub rows: Vec<AxisGroup>,
+    /// Column classes.
+    pub cols: Vec<AxisGroup>,
+}
+
+impl Plan {
+    /// Checks `params` against `input` and classifies the windows.
+    pub fn new(params: &Pool2d, input: &Tensor) -> Result<Plan, FrontendError> {
+        let bad = |s: String| Err(FrontendError::Bad(s));
+        input.check()?;
+        let (n, c, h, w, one_d) = match input.shape[..] {
+            [n, c, h, w] => (n, c, h, w, false),
+            [n, c, l] => (n, c, 1, l, true),
+            _ => {
+                return bad(format!(
+                    "input shape {:?}: expected N×C×H×W or N×C×L",
+                    input.shape
+                ));
+            }
+        };
+        if [n, c, h, w].contains(&0) {
+            return bad(format!("input shape {:?} has an empty axis", input.shape));
+        }
+        let p = params;
+        if p.kernel.contains(&0) || p.stride.contains(&0) || p.dilation.contains(&0) {
+            return bad("kernel, stride and dilation must be >= 1".into());
+        }
+        if one_d && (p.kernel[0] != 1 || p.stride[0] != 1 || p.pads[0] != 0 || p.pads[2] != 0) {
+            return bad(format!(
+                "a 1-D input (N×C×L) takes KH = 1, SH = 1 and no top/bottom padding (got {p})"
+            ));
+        }
+        if p.return_indices && p.mode != PoolMode::Max {
+            return bad("indices are returned by max pooling only".into());
+        }
+        let big = |v: u32| v > 65535;
+        if p.kernel
+            .iter()
+            .chain(&p.stride)
+            .chain(&p.dilation)
+            .chain(&p.pads)
+            .any(|&v| big(v))
+            || [n, c, h, w].iter().any(|&v| v > u32::MAX as u64)
+        {
+            return bad("a size or parameter is larger than 65535".into());
+        }
+        let us = |v: u32| v as usize;
+        let axis = |len: u64, i: usize| Axis {
+            len: len as usize,
+            pad0: us(p.pads[i]),
+            pad1: us(p.pads[i + 2]),
+            k: us(p.kernel[i]),
+            s: us(p.stride[i]),
+            d: us(p.dilation[i]),
+        };
+        let (ah, aw) = (axis(h, 0), axis(w, 1));
+        let (Some(ho), Some(wo)) = (ah.out_len(p.ceil_mode), aw.out_len(p.ceil_mode)) else {
+            return bad(format!(
+                "the window ({}x{} dilated {}x{}) is larger than the padded input ({}x{})",
+                p.kernel[0],
+                p.kernel[1],
+                p.dilation[0],
+                p.dilation[1],
+                ah.len + ah.pad0 + ah.pad1,
+                aw.len + aw.pad0 + aw.pad1
+            ));
+        };
+        let has_pad = p.pads.iter().any(|&v| v > 0);
+        let fill = has_pad
+            && match p.mode {
+                PoolMode::Max => !p.return_indices,
+                PoolMode::Avg => p.count_include_pad,
+            };
+        let empty = |axis: &str, o: usize| {
+            FrontendError::Bad(format!(
+                "output {axis} {o}'s window lies entirely in the padding (PyTorch requires padding <= half the kernel)"
+            ))
+        };
+        // Every window needs an in-bounds tap, whatever it walks.
+        ah.groups(ho, false).map_err(|o| empty("row", o))?;
+        aw.groups(wo, false).map_err(|o| empty("column", o))?;
+        let rows = ah.groups(ho, fill).map_err(|o| empty("row", o))?;
+        let cols = aw.groups(wo, fill).map_err(|o| empty("column", o))?;
+        Ok(Plan {
+            params: *p,
+            n: n as usize,
+            c: c as usize,
+            h: h as usize,
+            w: w as usize,
+            ho,
+            wo,
+            one_d,
+            fill,
+            rows,
+            cols,
+        })
+    }
+
+    /// Planes (N·C).
+    pub fn planes(&self) -> usize {
+        self.n * self.c
+    }
+
+    /// Padded width.
+    pub fn wp(&self) -> usize {
+        self.w + self.params.pads[1] as usize + self.params.pads[3] as usize
+    }
+
+    /// Padded height.
+    pub fn hp(&self) -> usize {
+        self.h + self.params.pads[0] as usize + self.params.pads[2] as usize
+    }
+
+    /// The output's shape (N×C×Ho×Wo, or N×C×Lo for a 1-D input).
+    pub fn out_shape(&self) -> Vec<u64> {
+        if self.one_d {
+            vec![self.n as u64, self.c as u64, self.wo as u64]
+        } else {
+            vec![self.n as u64, self.c as u64, self.ho as u64, self.wo as u64]
+        }
+    }
+
+    /// The row class of output row `oh`.
+    pub fn row_group(&self, oh: usize) -> &AxisGroup {
+        group_of(&self.rows, oh)
+    }
+
+    /// The column class of output column `ow`.
+    pub fn col_group(&self, ow: usize) -> &AxisGroup {
+        group_of(&self.cols, ow)
+    }
+
+    /// PyTorch's flat index (`h·W + w` in the plane) of position `pos` of
+    /// output (oh, ow)'s walked window (x fastest: kernel columns, then rows).
+    pub fn flat_index(&self, oh: usize, ow: usize, pos: usize) -> i64 {
+        let (r, c) = (self.row_group(oh), self.col_group(ow));
+        let p = &self.params;
+        let i = r.tap0 + pos / c.taps;
+        let j = c.tap0 + pos % c.taps;
+        let hh = (oh * p.stride[0] as usize + i * p.dilation[0] as usize) as i64 - p.pads[0] as i64;
+        let ww = (ow * p.stride[1] as usize + j * p.dilation[1] as usize) as i64 - p.pads[1] as i64;
+        hh * self.w as i64 + ww
+    }
+}
+
+impl Plan {
+    /// The kernel tap (`i·KW + j`) of output (oh, ow)'s window that flat
+    /// index `idx` (`h·W + w`) points at: what an argmax map colours.
+    pub fn tap_of(&self, oh: usize, ow: usize, idx: i64) -> usize {
+        let p = &self.params;
+        let (h, w) = (idx.div_euclid(self.w as i64), idx.rem_euclid(self.w as i64));
+        let i = (h + p.pads[0] as i64 - (oh * p.stride[0] as usize) as i64) / p.dilation[0] as i64;
+        let j = (w + p.pads[1] as i64 - (ow * p.stride[1] as usize) as i64) / p.dilation[1] as i64;
+        (i.max(0) as usize) * p.kernel[1] as usize + j.max(0) as usize
+    }
+}
+
+fn group_of(groups: &[AxisGroup], o: usize) -> &AxisGroup {
+    let i = groups.partition_point(|g| g.first + g.len <= o);
+    &groups[i.min(groups.len() - 1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ax(len: usize, pad: usize, k: usize, s: usize, d: usize) -> Axis {
+        Axis {
+            len,
+            pad0: pad,
+            pad1: pad,
+            k,
+            s,
+            d,
+        }
+    }
+
+    #[test]
+    fn output_lengths_follow_pytorch() {
+        assert_eq!(ax(4, 0, 2, 2, 1).out_len(false), Some(2));
+        assert_eq!(ax(5, 0, 2, 2, 1).out_len(false), Some(2));
+        assert_eq!(ax(5, 0, 2, 2, 1).out_len(true), Some(3));
+        // ceil_mode: a window starting in the trailing padding is dropped.
+        assert_eq!(ax(5, 1, 3, 3, 1).out_len(true), Some(2));
+        assert_eq!(ax(7, 1, 3, 2, 2).out_len(false), Some(3));
+        assert_eq!(ax(2, 0, 3, 1, 1).out_len(false), None);
+    }
+
+    #[test]
+    fn groups_split_edges_from_the_interior() {
+        let a = ax(6, 1, 3, 1, 1);
+        let g = a.groups(6, false).unwrap();
+        assert_eq!(g.len(), 3);
+        assert_eq!((g[0].tap0, g[0].taps, g[0].len), (1, 2, 1));
+        assert_eq!((g[1].tap0, g[1].taps, g[1].len), (0, 3, 4));
+        assert_eq!((g[2].tap0, g[2].taps, g[2].len), (0, 2, 1));
+        // Walking the padded extent: one class.
+        assert_eq!(a.groups(6, true).unwrap().len(), 1);
+    }
+}

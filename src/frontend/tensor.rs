@@ -1,0 +1,126 @@
+//! The front end's arrays: a dtype, a shape and little-endian C-order bytes.
+
+use super::{DTYPES, FrontendError};
+use crate::device::convert::{InType, load_f32};
+use crate::isa::enums::Dtype;
+use crate::npy::{NpyError, read_npy};
+use npyz::{DType, NpyHeader, TypeChar};
+use std::path::Path;
+
+/// An array of one of the front end's dtypes ([`DTYPES`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    /// FP32, FP16, BFLOAT16 or UINT8.
+    pub dtype: Dtype,
+    /// C order.
+    pub shape: Vec<u64>,
+    /// Little-endian elements, C order.
+    pub data: Vec<u8>,
+}
+
+impl Tensor {
+    /// An fp32 tensor.
+    pub fn from_f32(shape: &[u64], values: &[f32]) -> Tensor {
+        Tensor {
+            dtype: Dtype::FP32,
+            shape: shape.to_vec(),
+            data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        }
+    }
+
+    /// Checks that the dtype is one of [`DTYPES`] and the bytes match the shape.
+    pub fn check(&self) -> Result<(), FrontendError> {
+        if !DTYPES.contains(&self.dtype) {
+            return Err(FrontendError::Bad(format!(
+                "dtype {} is not supported (fp32, fp16, bf16 or uint8)",
+                self.dtype
+            )));
+        }
+        let n = self.elements();
+        if n.checked_mul(self.elem() as u64) != Some(self.data.len() as u64) {
+            return Err(FrontendError::Bad(format!(
+                "{} bytes for shape {:?} of {}",
+                self.data.len(),
+                self.shape,
+                self.dtype
+            )));
+        }
+        Ok(())
+    }
+
+    /// Bytes per element.
+    pub fn elem(&self) -> usize {
+        self.dtype.size().unwrap_or(1) as usize
+    }
+
+    /// Elements (saturating).
+    pub fn elements(&self) -> u64 {
+        self.shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Element `i`'s raw bits.
+    pub fn raw(&self, i: usize) -> u64 {
+        let e = self.elem();
+        self.data[i * e..(i + 1) * e]
+            .iter()
+            .rev()
+            .fold(0u64, |a, &b| (a << 8) | b as u64)
+    }
+
+    /// Every element widened to f32 by SPEC §6's load rule.
+    pub fn to_f32(&self) -> Vec<f32> {
+        let ty = InType::from_dtype(self.dtype).unwrap_or(InType::F32);
+        (0..self.data.len() / self.elem())
+            .map(|i| load_f32(ty, self.raw(i)))
+            .collect()
+    }
+}
+
+/// Reads an `.npy` as a front-end tensor: float32 → fp32, float16 → fp16,
+/// uint8 → uint8, and uint16 → bf16 bits when `bf16` is set (the only way
+/// to give bf16: NumPy has no such dtype).
+pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
+    let bad = |why: String| NpyError::Bad {
+        path: path.to_owned(),
+        why,
+    };
+    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let header = NpyHeader::from_reader(&mut std::io::Cursor::new(&bytes[..]))
+        .map_err(|e| bad(e.to_string()))?;
+    let DType::Plain(ts) = header.dtype() else {
+        return Err(bad("structured dtypes are not supported".into()));
+    };
+    let dtype = match (ts.type_char(), ts.num_bytes(), bf16) {
+        (TypeChar::Uint, Some(2), true) => Dtype::BFLOAT16,
+        (_, _, true) => {
+            return Err(bad(format!(
+                "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
+            )));
+        }
+        (TypeChar::Float, Some(4), _) => Dtype::FP32,
+        (TypeChar::Float, Some(2), _) => Dtype::FP16,
+        (TypeChar::Uint, Some(1), _) => Dtype::UINT8,
+        (TypeChar::Uint, Some(2), _) => {
+            return Err(bad(
+                "a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into(),
+            ));
+        }
+        _ => {
+            return Err(bad(format!(
+                "dtype `{ts}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)"
+            )));
+        }
+    };
+    let npy = read_npy(path)?;
+    Ok(Tensor {
+        dtype,
+        shape: npy.shape,
+        data: npy.data,
+    })
+}

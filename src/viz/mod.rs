@@ -1,0 +1,433 @@
+//! Pictures of tensors: a montage of channel planes with a perceptual
+//! colormap and channel labels, and argmax maps of MaxPoolSelect results.
+//!
+//! A tensor of shape H×W, C×H×W or N×C×H×W (an N×C×L tensor is drawn as
+//! N×C×1×L: 1×L strips) is cut into planes (the last two axes), each drawn as one cell of a grid,
+//! scaled up by an integer factor so small maps stay visible, with a label
+//! (`c<C>`, or `<N>,<C>` with a batch) in a strip above it.
+//!
+//! Colours: `viridis` (the default for data that is never negative),
+//! `magma`, or `diverging` (red–blue, centred on zero; the default for data
+//! with negative values, and for differences). Values are normalised per
+//! plane (`channel`, the default) or over the whole tensor (`global`); NaN is
+//! drawn magenta, +inf and −inf as the map's two ends. An argmax map gives
+//! each window position (0..KH·KW) its own colour from a categorical palette.
+
+use crate::npy::{NpyError, read_npy};
+use image::{Rgb, RgbImage};
+use npyz::{DType, NpyHeader, TypeChar};
+use std::path::Path;
+
+/// A colormap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmap {
+    /// Perceptually uniform, dark blue to yellow.
+    Viridis,
+    /// Perceptually uniform, black to light yellow.
+    Magma,
+    /// Red–blue, white at zero.
+    Diverging,
+}
+
+/// How values map to the colormap's range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Normalize {
+    /// Each plane from its own minimum to maximum.
+    #[default]
+    Channel,
+    /// Every plane on the tensor's range.
+    Global,
+}
+
+/// Montage options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The colormap; `None` picks diverging for data with negative values, else viridis.
+    pub cmap: Option<Cmap>,
+    /// Normalisation.
+    pub normalize: Normalize,
+}
+
+/// The most planes drawn; later planes are left out.
+pub const MAX_PLANES: usize = 1024;
+/// Height of a label strip in pixels.
+pub const LABEL_H: u32 = 10;
+/// Pixels between cells.
+pub const GAP: u32 = 2;
+/// The background.
+pub const BACKGROUND: Rgb<u8> = Rgb([24, 24, 24]);
+/// Label text.
+pub const TEXT: Rgb<u8> = Rgb([235, 235, 235]);
+/// NaN.
+pub const NAN_COLOR: Rgb<u8> = Rgb([255, 0, 255]);
+
+/// Why a picture could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum VizError {
+    /// The shape is not one the montage draws.
+    #[error("{0}")]
+    Shape(String),
+    /// Reading the `.npy`.
+    #[error(transparent)]
+    Npy(#[from] NpyError),
+    /// Writing the PNG.
+    #[error("{path}: {why}")]
+    Png {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// A tensor cut into planes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planes {
+    /// Planes.
+    pub count: usize,
+    /// Plane height.
+    pub h: usize,
+    /// Plane width.
+    pub w: usize,
+    /// One label per plane.
+    pub labels: Vec<String>,
+    /// `count·h·w` values, plane after plane.
+    pub values: Vec<f32>,
+}
+
+impl Planes {
+    /// Cuts `values` of `shape` (H×W, C×H×W or N×C×H×W; give an N×C×L tensor
+    /// as N×C×1×L) into planes.
+    pub fn new(shape: &[u64], values: Vec<f32>) -> Result<Planes, VizError> {
+        let s: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+        let (n, c, h, w, batch) = match s[..] {
+            [h, w] => (1, 1, h, w, false),
+            [c, h, w] => (1, c, h, w, false),
+            [n, c, h, w] => (n, c, h, w, true),
+            _ => {
+                return Err(VizError::Shape(format!(
+                    "shape {shape:?}: expected H×W, C×H×W or N×C×H×W"
+                )));
+            }
+        };
+        if [n, c, h, w].contains(&0) || n * c * h * w != values.len() {
+            return Err(VizError::Shape(format!(
+                "shape {shape:?} does not hold {} values",
+                values.len()
+            )));
+        }
+        let labels = (0..n * c)
+            .map(|p| {
+                if batch && n > 1 {
+                    format!("{},{}", p / c, p % c)
+                } else {
+                    format!("c{}", p % c)
+                }
+            })
+            .collect();
+        Ok(Planes {
+            count: n * c,
+            h,
+            w,
+            labels,
+            values,
+        })
+    }
+
+    fn plane(&self, i: usize) -> &[f32] {
+        &self.values[i * self.h * self.w..(i + 1) * self.h * self.w]
+    }
+}
+
+/// The colour of `t` in 0..=1 on `cmap`.
+pub fn color(cmap: Cmap, t: f64) -> Rgb<u8> {
+    let t = t.clamp(0.0, 1.0);
+    let g = match cmap {
+        Cmap::Viridis => colorous::VIRIDIS,
+        Cmap::Magma => colorous::MAGMA,
+        // RdBu runs red (0) to blue (1); flip so positive values are red.
+        Cmap::Diverging => return rgb(colorous::RED_BLUE.eval_continuous(1.0 - t)),
+    };
+    rgb(g.eval_continuous(t))
+}
+
+fn rgb(c: colorous::Color) -> Rgb<u8> {
+    Rgb([c.r, c.g, c.b])
+}
+
+/// The categorical colour of window position `k`.
+pub fn category(k: usize) -> Rgb<u8> {
+    rgb(colorous::TABLEAU10[k % colorous::TABLEAU10.len()])
+}
+
+fn range(v: &[f32]) -> (f32, f32) {
+    v.iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        })
+}
+
+/// Grid geometry: columns, rows, scale (x, y), cell width and height.
+struct Grid {
+    cols: u32,
+    sx: u32,
+    sy: u32,
+    cell_w: u32,
+    cell_h: u32,
+}
+
+impl Grid {
+    fn new(p: &Planes, count: usize) -> Grid {
+        let longest = p.h.max(p.w).max(1) as u32;
+        let sx = 48u32.div_ceil(longest).clamp(1, 16);
+        let sy = sx.max(8u32.div_ceil(p.h as u32)).min(16);
+        let label_w = p
+            .labels
+            .iter()
+            .map(|l| l.len() as u32 * 8)
+            .max()
+            .unwrap_or(0);
+        let cols = (count as f64).sqrt().ceil().max(1.0) as u32;
+        Grid {
+            cols,
+            sx,
+            sy,
+            cell_w: (p.w as u32 * sx).max(label_w),
+            cell_h: p.h as u32 * sy + LABEL_H,
+        }
+    }
+
+    /// Top-left pixel of plane `i`'s picture (below its label).
+    fn origin(&self, i: usize) -> (u32, u32) {
+        let (c, r) = (i as u32 % self.cols, i as u32 / self.cols);
+        (
+            GAP + c * (self.cell_w + GAP),
+            GAP + r * (self.cell_h + GAP) + LABEL_H,
+        )
+    }
+
+    fn image(&self, count: usize) -> RgbImage {
+        let rows = (count as u32).div_ceil(self.cols).max(1);
+        RgbImage::from_pixel(
+            GAP + self.cols * (self.cell_w + GAP),
+            GAP + rows * (self.cell_h + GAP),
+            BACKGROUND,
+        )
+    }
+}
+
+/// Where plane `plane`'s element (y, x) is drawn in [`montage`]'s picture of
+/// `p`: the top-left pixel of its block.
+pub fn pixel_of(p: &Planes, plane: usize, y: usize, x: usize) -> (u32, u32) {
+    let g = Grid::new(p, p.count.min(MAX_PLANES));
+    let (ox, oy) = g.origin(plane);
+    (ox + x as u32 * g.sx, oy + y as u32 * g.sy)
+}
+
+/// The colormap `opts` picks for `p`.
+pub fn pick_cmap(p: &Planes, opts: &Options) -> Cmap {
+    opts.cmap.unwrap_or_else(|| {
+        if p.values.iter().any(|&v| v < 0.0) {
+            Cmap::Diverging
+        } else {
+            Cmap::Viridis
+        }
+    })
+}
+
+/// Draws every plane (up to [`MAX_PLANES`]) as a labelled cell of a grid.
+pub fn montage(p: &Planes, opts: &Options) -> RgbImage {
+    let count = p.count.min(MAX_PLANES);
+    let cmap = pick_cmap(p, opts);
+    let global = range(&p.values);
+    let g = Grid::new(p, count);
+    let mut img = g.image(count);
+    for i in 0..count {
+        let v = p.plane(i);
+        let (lo, hi) = match opts.normalize {
+            Normalize::Channel => range(v),
+            Normalize::Global => global,
+        };
+        let t_of = |x: f32| -> f64 {
+            if x == f32::INFINITY {
+                return 1.0;
+            }
+            if x == f32::NEG_INFINITY {
+                return 0.0;
+            }
+            match cmap {
+                Cmap::Diverging => {
+                    let m = lo.abs().max(hi.abs()) as f64;
+                    if m > 0.0 && m.is_finite() {
+                        0.5 + 0.5 * x as f64 / m
+                    } else {
+                        0.5
+                    }
+                }
+                _ => {
+                    let span = hi as f64 - lo as f64;
+                    if span > 0.0 && span.is_finite() {
+                        (x as f64 - lo as f64) / span
+                    } else {
+                        0.5
+                    }
+                }
+            }
+        };
+        draw_plane(&mut img, &g, i, p.w, v, |x| {
+            if x.is_nan() {
+                NAN_COLOR
+            } else {
+                color(cmap, t_of(x))
+            }
+        });
+        label(&mut img, &g, i, &p.labels[i]);
+    }
+    img
+}
+
+/// Draws window positions (the winning tap, 0..KH·KW, x fastest) as
+/// categorical colours: which element of each window held the maximum.
+pub fn argmax_map(p: &Planes) -> RgbImage {
+    let count = p.count.min(MAX_PLANES);
+    let g = Grid::new(p, count);
+    let mut img = g.image(count);
+    for i in 0..count {
+        draw_plane(&mut img, &g, i, p.w, p.plane(i), |x| {
+            if x.is_finite() && x >= 0.0 {
+                category(x as usize)
+            } else {
+                NAN_COLOR
+            }
+        });
+        label(&mut img, &g, i, &p.labels[i]);
+    }
+    img
+}
+
+fn draw_plane(
+    img: &mut RgbImage,
+    g: &Grid,
+    i: usize,
+    w: usize,
+    v: &[f32],
+    f: impl Fn(f32) -> Rgb<u8>,
+) {
+    let (ox, oy) = g.origin(i);
+    for (k, &x) in v.iter().enumerate() {
+        let c = f(x);
+        let (py, px) = ((k / w) as u32, (k % w) as u32);
+        for dy in 0..g.sy {
+            for dx in 0..g.sx {
+                img.put_pixel(ox + px * g.sx + dx, oy + py * g.sy + dy, c);
+            }
+        }
+    }
+}
+
+fn label(img: &mut RgbImage, g: &Grid, i: usize, text: &str) {
+    let (ox, oy) = g.origin(i);
+    text_at(img, ox, oy - LABEL_H + 1, text);
+}
+
+/// Draws `text` (ASCII, 8×8 glyphs) with its top-left corner at (x, y).
+pub fn text_at(img: &mut RgbImage, x: u32, y: u32, text: &str) {
+    use font8x8::UnicodeFonts;
+    for (n, ch) in text.chars().enumerate() {
+        let Some(glyph) = font8x8::BASIC_FONTS.get(ch) else {
+            continue;
+        };
+        for (row, bits) in glyph.iter().enumerate() {
+            for col in 0..8u32 {
+                if bits & (1 << col) != 0 {
+                    let (px, py) = (x + n as u32 * 8 + col, y + row as u32);
+                    if px < img.width() && py < img.height() {
+                        img.put_pixel(px, py, TEXT);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes `img` as a PNG.
+pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
+    img.save_with_format(path, image::ImageFormat::Png)
+        .map_err(|e| VizError::Png {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })
+}
+
+/// An `.npy` read for drawing: shape, values as f32, and whether the
+/// elements are integers (drawn as an argmax map by `tpb-emu viz`).
+pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> {
+    let bad = |why: String| NpyError::Bad {
+        path: path.to_owned(),
+        why,
+    };
+    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let header = NpyHeader::from_reader(&mut std::io::Cursor::new(&bytes[..]))
+        .map_err(|e| bad(e.to_string()))?;
+    let DType::Plain(ts) = header.dtype() else {
+        return Err(bad("structured dtypes are not supported".into()).into());
+    };
+    let tc = ts.type_char();
+    let npy = read_npy(path)?;
+    let e = npy.elem;
+    let values = npy
+        .data
+        .chunks_exact(e)
+        .map(|b| {
+            let mut raw = [0u8; 8];
+            raw[..e].copy_from_slice(b);
+            let u = u64::from_le_bytes(raw);
+            match (tc, e) {
+                (TypeChar::Float, 4) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                (TypeChar::Float, 2) => half::f16::from_bits(u as u16).to_f32(),
+                (TypeChar::Int, _) => ((u << (64 - 8 * e)) as i64 >> (64 - 8 * e)) as f32,
+                _ => u as f32,
+            }
+        })
+        .collect();
+    Ok((npy.shape, values, tc != TypeChar::Float))
+}
+
+/// A montage of a front-end tensor (widened to f32 by SPEC §6's load rule).
+/// An N×C×L tensor is drawn as N×C×1×L.
+pub fn tensor_montage(t: &crate::frontend::Tensor, opts: &Options) -> Result<RgbImage, VizError> {
+    Ok(montage(&Planes::new(&as_4d(&t.shape), t.to_f32())?, opts))
+}
+
+/// N×C×L as N×C×1×L; any other shape as it is.
+pub fn as_4d(shape: &[u64]) -> Vec<u64> {
+    match shape {
+        [n, c, l] => vec![*n, *c, 1, *l],
+        s => s.to_vec(),
+    }
+}
+
+/// The argmax map of a pooling's PyTorch indices: each output pixel shows
+/// which tap of its window (`i·KW + j`) held the maximum.
+pub fn indices_map(plan: &crate::frontend::Plan, indices: &[i64]) -> Result<RgbImage, VizError> {
+    let (ho, wo) = (plan.ho, plan.wo);
+    let taps: Vec<f32> = indices
+        .iter()
+        .enumerate()
+        .map(|(i, &idx)| plan.tap_of((i / wo) % ho, i % wo, idx) as f32)
+        .collect();
+    Ok(argmax_map(&Planes::new(&as_4d(&plan.out_shape()), taps)?))
+}
+
+/// An RGB image (values 0..=1, row-major) scaled up `scale` times.
+pub fn rgb_image(px: &[[f32; 3]], w: usize, scale: u32) -> RgbImage {
+    let h = px.len() / w.max(1);
+    RgbImage::from_fn(w as u32 * scale, h as u32 * scale, |x, y| {
+        let p = px[(y / scale) as usize * w + (x / scale) as usize];
+        Rgb(p.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8))
+    })
+}

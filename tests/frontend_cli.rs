@@ -1,0 +1,287 @@
+//! `tpb-emu pool2d`, `viz` and `demo` as a user runs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tpb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pool2d")
+        .join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn data(p: &Path) -> Vec<u8> {
+    tpb_emu::npy::read_npy(p).unwrap().data
+}
+
+#[test]
+fn pool2d_writes_the_fixture_answer_and_indices() {
+    let d = tempfile::tempdir().unwrap();
+    let (y, idx, png) = (
+        d.path().join("y.npy"),
+        d.path().join("i.npy"),
+        d.path().join("png"),
+    );
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&fixture("max_k3_s2_p1.x.npy")),
+        "--mode",
+        "max",
+        "--kernel",
+        "3,3",
+        "--stride",
+        "2,2",
+        "--padding",
+        "1,1",
+        "--indices",
+        s(&idx),
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+        "--png",
+        s(&png),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(data(&y), data(&fixture("max_k3_s2_p1.y.npy")));
+    assert_eq!(data(&idx), data(&fixture("max_k3_s2_p1.idx.npy")));
+    for f in ["input.png", "output.png", "indices.png"] {
+        assert!(png.join(f).exists(), "{f}");
+    }
+}
+
+#[test]
+fn pool2d_reads_bf16_bits_and_1d_inputs() {
+    let d = tempfile::tempdir().unwrap();
+    let y = d.path().join("y.npy");
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&fixture("max_bf16.x.npy")),
+        "--dtype",
+        "bf16",
+        "--mode",
+        "max",
+        "--kernel",
+        "3",
+        "--stride",
+        "2",
+        "--pads",
+        "1,1,1,1",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(data(&y), data(&fixture("max_bf16.y.npy")));
+    // Without --dtype a uint16 .npy is refused with a hint.
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&fixture("max_bf16.x.npy")),
+        "--mode",
+        "max",
+        "--kernel",
+        "3",
+        "--output",
+        s(&y),
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    assert!(text(&o).contains("--dtype bf16"), "{}", text(&o));
+    // 1-D: a single number is the width.
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&fixture("avg1d_k3_s2_p1_excl.x.npy")),
+        "--mode",
+        "avg",
+        "--kernel",
+        "3",
+        "--stride",
+        "2",
+        "--padding",
+        "1",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let (got, want) = (data(&y), data(&fixture("avg1d_k3_s2_p1_excl.y.npy")));
+    assert_eq!(got.len(), want.len());
+}
+
+#[test]
+fn pool2d_emit_writes_a_program_that_run_executes() {
+    let d = tempfile::tempdir().unwrap();
+    let (y, prog, out) = (
+        d.path().join("y.npy"),
+        d.path().join("prog"),
+        d.path().join("out"),
+    );
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&fixture("avg_planes140.x.npy")),
+        "--mode",
+        "avg",
+        "--kernel",
+        "2,2",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+        "--emit",
+        s(&prog),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = tpb(&[
+        "run",
+        s(&prog.join("program.toml")),
+        "--backend",
+        "cpu",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(data(&out.join("y.npy")), data(&y));
+    let o = tpb(&["disasm", s(&prog.join("pool.bin"))]);
+    assert!(text(&o).contains("POOL func=avg"), "{}", text(&o));
+}
+
+#[test]
+fn bad_pool2d_arguments_exit_2_or_4_without_panicking() {
+    let d = tempfile::tempdir().unwrap();
+    let y = d.path().join("y.npy");
+    let x = fixture("max_k2.x.npy");
+    let cases: &[(&[&str], i32)] = &[
+        (&["--mode", "max", "--kernel", "0,2"], 4),
+        (&["--mode", "max", "--kernel", "a,b"], 4),
+        (&["--mode", "max", "--kernel", "1,2,3"], 4),
+        (&["--mode", "max", "--kernel", "9,9"], 4),
+        (&["--mode", "avg", "--kernel", "2", "--indices", "i.npy"], 4),
+        (&["--mode", "max", "--kernel", "2", "--padding", "5"], 4),
+        (&["--mode", "max", "--kernel", "2", "--pads", "1,1"], 4),
+        (
+            &[
+                "--mode",
+                "max",
+                "--kernel",
+                "2",
+                "--padding",
+                "1",
+                "--pads",
+                "1,1,1,1",
+            ],
+            2,
+        ),
+        (&["--mode", "mean", "--kernel", "2"], 2),
+        (&["--kernel", "2"], 2),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec![
+            "pool2d",
+            "--input",
+            s(&x),
+            "--output",
+            s(&y),
+            "--backend",
+            "cpu",
+        ];
+        args.extend_from_slice(extra);
+        let o = tpb(&args);
+        assert_eq!(code(&o), *want, "{extra:?}: {}", text(&o));
+        assert!(
+            !text(&o).contains("internal error"),
+            "{extra:?}: {}",
+            text(&o)
+        );
+    }
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        "/nonexistent.npy",
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--output",
+        s(&y),
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+}
+
+#[test]
+fn viz_draws_a_montage_and_an_argmax_map() {
+    let d = tempfile::tempdir().unwrap();
+    let png = d.path().join("x.png");
+    let o = tpb(&[
+        "viz",
+        s(&fixture("max_planes140.x.npy")),
+        "-o",
+        s(&png),
+        "--cmap",
+        "magma",
+        "--normalize",
+        "global",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("140 planes"), "{}", text(&o));
+    let img = image::open(&png).unwrap().to_rgb8();
+    assert!(img.width() > 100 && img.height() > 100);
+    let o = tpb(&["viz", s(&fixture("max_k2.idx.npy")), "-o", s(&png)]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("argmax map"), "{}", text(&o));
+    let o = tpb(&["viz", "/nonexistent.npy", "-o", s(&png)]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+}
+
+#[test]
+fn demo_runs_end_to_end_on_the_cpu_and_its_checks_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let o = tpb(&["demo", "--backend", "cpu", "--out", s(d.path())]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("all 5 configurations match the reference"),
+        "{t}"
+    );
+    assert!(!t.contains("MISMATCH"), "{t}");
+    for f in [
+        "image.png",
+        "features.png",
+        "max_2x2.png",
+        "max_3x3_s2_p1_indices_indices.png",
+    ] {
+        let img = image::open(d.path().join(f)).unwrap().to_rgb8();
+        // Not blank: many distinct colours.
+        let mut colours: Vec<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+        colours.sort();
+        colours.dedup();
+        assert!(colours.len() >= 5, "{f}: {} colours", colours.len());
+    }
+}

@@ -1,0 +1,122 @@
+//! The pooling front end against answers from an independent implementation
+//! (onnx's ReferenceEvaluator; `scripts/gen_pool2d_fixtures.py` wrote
+//! `tests/fixtures/pool2d/`): max values and indices bit-identical, averages
+//! within 1 ulp, and the emulator bit-identical to the plain Rust reference.
+
+use std::path::{Path, PathBuf};
+use tpb_emu::frontend::{self, Pool2d, PoolMode, Tensor, read_tensor};
+use tpb_emu::isa::enums::Dtype;
+use tpb_emu::npy::read_npy;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pool2d")
+}
+
+fn pair(v: &serde_json::Value) -> [u32; 2] {
+    [v[0].as_u64().unwrap() as u32, v[1].as_u64().unwrap() as u32]
+}
+
+fn params(c: &serde_json::Value) -> Pool2d {
+    let p = &c["pads"];
+    Pool2d {
+        mode: if c["mode"] == "max" {
+            PoolMode::Max
+        } else {
+            PoolMode::Avg
+        },
+        kernel: pair(&c["kernel"]),
+        stride: pair(&c["stride"]),
+        pads: std::array::from_fn(|i| p[i].as_u64().unwrap() as u32),
+        dilation: pair(&c["dilation"]),
+        ceil_mode: c["ceil_mode"].as_bool().unwrap(),
+        count_include_pad: c["count_include_pad"].as_bool().unwrap(),
+        return_indices: c["return_indices"].as_bool().unwrap(),
+    }
+}
+
+/// Ordered integer of a float's bits (so adjacent floats differ by 1).
+fn ordered(bits: u32, sign: u32) -> i64 {
+    if bits & sign != 0 {
+        -((bits & !sign) as i64)
+    } else {
+        bits as i64
+    }
+}
+
+/// Elementwise distance in ulps of the output dtype.
+fn ulps(t: &Tensor, a: usize, b: &[u8]) -> i64 {
+    let e = t.elem();
+    let get = |d: &[u8]| {
+        d[a * e..(a + 1) * e]
+            .iter()
+            .rev()
+            .fold(0u32, |x, &y| (x << 8) | y as u32)
+    };
+    let (x, y) = (get(&t.data), get(b));
+    let sign = match t.dtype {
+        Dtype::FP32 => 0x8000_0000,
+        Dtype::FP16 | Dtype::BFLOAT16 => 0x8000,
+        _ => return (x as i64 - y as i64).abs(),
+    };
+    (ordered(x, sign) - ordered(y, sign)).abs()
+}
+
+fn cases() -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir().join("cases.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["cases"].as_array().unwrap().clone()
+}
+
+#[test]
+fn front_end_matches_the_onnx_reference_on_the_grid() {
+    let cases = cases();
+    assert!(cases.len() >= 25, "the grid shrank: {}", cases.len());
+    let mut checked_indices = 0;
+    for c in &cases {
+        let name = c["name"].as_str().unwrap();
+        let p = params(c);
+        let x = read_tensor(&dir().join(format!("{name}.x.npy")), c["dtype"] == "bf16").unwrap();
+        let want = read_npy(&dir().join(format!("{name}.y.npy"))).unwrap();
+        let got = frontend::run_cpu(&p, &x).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(got.output.shape, want.shape, "{name}: shape");
+        assert_eq!(got.output.dtype, x.dtype, "{name}: dtype");
+        let tol = if p.mode == PoolMode::Max { 0 } else { 1 };
+        for i in 0..want.data.len() / want.elem {
+            let d = ulps(&got.output, i, &want.data);
+            assert!(
+                d <= tol,
+                "{name} ({p}): element {i} is {d} ulps from the reference"
+            );
+        }
+        if p.return_indices {
+            let want = read_npy(&dir().join(format!("{name}.idx.npy"))).unwrap();
+            let want: Vec<i64> = want
+                .data
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(
+                got.indices.as_ref().unwrap(),
+                &want,
+                "{name} ({p}): indices"
+            );
+            checked_indices += 1;
+        }
+        // The plain reference agrees with the emulator bit for bit.
+        let plain = frontend::reference(&p, &x).unwrap();
+        assert_eq!(plain, got, "{name} ({p}): emulator vs plain reference");
+    }
+    assert!(checked_indices >= 10);
+}
+
+#[test]
+fn more_planes_than_partitions_are_tiled() {
+    let c = cases()
+        .into_iter()
+        .find(|c| c["name"] == "max_planes140")
+        .unwrap();
+    let x = read_tensor(&dir().join("max_planes140.x.npy"), false).unwrap();
+    let compiled = frontend::compile(&params(&c), &x).unwrap();
+    assert_eq!(compiled.plan.planes(), 140);
+    assert_eq!(compiled.bands, 2, "two plane groups (128 + 12)");
+}
