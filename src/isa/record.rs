@@ -7,7 +7,11 @@ use std::fmt;
 
 /// One instruction record: exactly 64 bytes, any content. Decoding never fails;
 /// [`Record::bytes`] gives back exactly what was read.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `repr(transparent)` over the bytes, so a record inside a stream can be
+/// borrowed in place ([`Record::from_array_ref`]) rather than copied out.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, bytemuck::TransparentWrapper)]
+#[repr(transparent)]
 pub struct Record(pub [u8; RECORD_BYTES]);
 
 impl Default for Record {
@@ -95,6 +99,12 @@ impl Record {
     /// Reads a record from a slice of exactly 64 bytes; `None` for any other length.
     pub fn from_slice(bytes: &[u8]) -> Option<Record> {
         bytes.try_into().ok().map(Record)
+    }
+
+    /// Borrows 64 bytes in place as a record (no copy).
+    #[inline]
+    pub fn from_array_ref(bytes: &[u8; RECORD_BYTES]) -> &Record {
+        bytemuck::TransparentWrapper::wrap_ref(bytes)
     }
 
     /// The 64 bytes.

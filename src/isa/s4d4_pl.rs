@@ -4,7 +4,7 @@
 use super::enums::{Dtype, PoolDim, PoolFunc};
 use super::opcode::Opcode;
 use super::record::{Events, Header, Record};
-use super::tensor::{TENSOR4D_BYTES, Tensor4d};
+use super::tensor::{TENSOR4D_BYTES, Tensor4d, Tensor4dBytes};
 use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
@@ -42,6 +42,17 @@ const _: () = assert!(offset_of!(Layout, pool_dim) == 37);
 const _: () = assert!(offset_of!(Layout, reserved1) == 38);
 const _: () = assert!(offset_of!(Layout, pool_scale) == 40);
 const _: () = assert!(offset_of!(Layout, dst) == 44);
+// The `off` constants (read by [`S4d4PlView`]) must agree with the layout.
+const _: () = assert!(offset_of!(Layout, src) == off::SRC);
+const _: () = assert!(offset_of!(Layout, in_dtype) == off::IN_DTYPE);
+const _: () = assert!(offset_of!(Layout, out_dtype) == off::OUT_DTYPE);
+const _: () = assert!(offset_of!(Layout, num_active_channels) == off::NUM_ACTIVE_CHANNELS);
+const _: () = assert!(offset_of!(Layout, reserved0) == off::RESERVED0);
+const _: () = assert!(offset_of!(Layout, pool_func) == off::POOL_FUNC);
+const _: () = assert!(offset_of!(Layout, pool_dim) == off::POOL_DIM);
+const _: () = assert!(offset_of!(Layout, reserved1) == off::RESERVED1);
+const _: () = assert!(offset_of!(Layout, pool_scale) == off::POOL_SCALE);
+const _: () = assert!(offset_of!(Layout, dst) == off::DST);
 
 /// Byte offsets of the S4D4_PL fields, for error messages and the validator.
 pub mod off {
@@ -192,5 +203,90 @@ impl S4d4Pl {
     pub fn outputs(&self) -> Option<u64> {
         let p = self.period()?;
         (p != 0).then(|| self.src.elements() / p)
+    }
+}
+
+/// A borrowed S4D4_PL record whose accessors read each field straight from the
+/// 64 bytes. The validator's hot path uses it instead of [`S4d4Pl::decode`]: it
+/// reads only the fields a predicate needs, where it needs them, instead of
+/// decoding (and copying, and spilling) the whole struct first. Each accessor
+/// returns exactly the corresponding field of [`S4d4Pl::decode`].
+#[derive(Clone, Copy, Debug)]
+pub struct S4d4PlView<'a>(pub &'a Record);
+
+impl<'a> S4d4PlView<'a> {
+    /// Byte 0.
+    #[inline]
+    pub fn opcode(self) -> Opcode {
+        self.0.opcode()
+    }
+
+    /// The input walk, in place.
+    #[inline]
+    pub fn src(self) -> Tensor4dBytes<'a> {
+        self.tensor(off::SRC)
+    }
+
+    /// The output walk, in place.
+    #[inline]
+    pub fn dst(self) -> Tensor4dBytes<'a> {
+        self.tensor(off::DST)
+    }
+
+    /// Input element type.
+    #[inline]
+    pub fn in_dtype(self) -> Dtype {
+        Dtype(self.0.u8_at(off::IN_DTYPE))
+    }
+
+    /// Output element type.
+    #[inline]
+    pub fn out_dtype(self) -> Dtype {
+        Dtype(self.0.u8_at(off::OUT_DTYPE))
+    }
+
+    /// Lanes.
+    #[inline]
+    pub fn num_active_channels(self) -> u8 {
+        self.0.u8_at(off::NUM_ACTIVE_CHANNELS)
+    }
+
+    /// reserved0.
+    #[inline]
+    pub fn reserved0(self) -> u8 {
+        self.0.u8_at(off::RESERVED0)
+    }
+
+    /// reserved1.
+    #[inline]
+    pub fn reserved1(self) -> [u8; 2] {
+        [
+            self.0.u8_at(off::RESERVED1),
+            self.0.u8_at(off::RESERVED1 + 1),
+        ]
+    }
+
+    /// The pool function.
+    #[inline]
+    pub fn pool_func(self) -> PoolFunc {
+        PoolFunc(self.0.u8_at(off::POOL_FUNC))
+    }
+
+    /// The window dims.
+    #[inline]
+    pub fn pool_dim(self) -> PoolDim {
+        PoolDim(self.0.u8_at(off::POOL_DIM))
+    }
+
+    /// Bits of the f32 `pool_scale`.
+    #[inline]
+    pub fn pool_scale_bits(self) -> u32 {
+        self.0.u32_at(off::POOL_SCALE)
+    }
+
+    #[inline]
+    fn tensor(self, at: usize) -> Tensor4dBytes<'a> {
+        let b = &self.0.0;
+        Tensor4dBytes(b[at..at + TENSOR4D_BYTES].try_into().expect("20 bytes"))
     }
 }

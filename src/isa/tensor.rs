@@ -38,10 +38,38 @@ impl Region {
     }
 
     /// Backed bytes per partition on `arch`.
+    #[inline]
     pub const fn active_bytes(self, arch: Arch) -> u32 {
+        // One load from a table built at compile time from the `Arch` methods
+        // (the validator asks this twice per Pool record).
+        const TABLE: [[u32; 2]; Arch::ALL.len()] = {
+            let mut t = [[0; 2]; Arch::ALL.len()];
+            let mut i = 0;
+            while i < Arch::ALL.len() {
+                let a = Arch::ALL[i];
+                t[a as usize] = [a.sbuf_active_bytes(), a.psum_active_bytes()];
+                i += 1;
+            }
+            t
+        };
+        TABLE[arch as usize][self as usize]
+    }
+
+    /// Splits a byte address inside this region into partition and offset.
+    /// Matching on the region first gives each arm constant shifts and masks,
+    /// which the validator's hot loop prefers to a variable shift.
+    #[inline(always)]
+    const fn locate(self, a: u32) -> Location {
+        const fn split(region: Region, rel: u32, shift: u32) -> Location {
+            Location {
+                region,
+                partition: rel >> shift,
+                offset: rel & ((1 << shift) - 1),
+            }
+        }
         match self {
-            Region::Sbuf => arch.sbuf_active_bytes(),
-            Region::Psum => arch.psum_active_bytes(),
+            Region::Sbuf => split(self, a - Region::Sbuf.base(), SBUF_PARTITION_SHIFT),
+            Region::Psum => split(self, a - Region::Psum.base(), PSUM_PARTITION_SHIFT),
         }
     }
 
@@ -107,13 +135,7 @@ impl Addr4 {
         } else {
             return None;
         };
-        let rel = a - region.base();
-        let shift = region.partition_shift();
-        Some(Location {
-            region,
-            partition: rel >> shift,
-            offset: rel & ((1 << shift) - 1),
-        })
+        Some(region.locate(a))
     }
 }
 
@@ -149,12 +171,15 @@ impl Tensor4d {
     }
 
     /// Decodes 20 bytes.
+    #[inline]
     pub fn from_bytes(b: &[u8; TENSOR4D_BYTES]) -> Tensor4d {
+        // Written out rather than with `array::from_fn`, which the compiler
+        // left as an out-of-line call.
         let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
         Tensor4d {
             addr: Addr4(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            step: std::array::from_fn(|i| u16_at(4 + 2 * i) as i16),
-            num: std::array::from_fn(|i| u16_at(12 + 2 * i)),
+            step: [u16_at(4), u16_at(6), u16_at(8), u16_at(10)].map(|v| v as i16),
+            num: [u16_at(12), u16_at(14), u16_at(16), u16_at(18)],
         }
     }
 
@@ -171,22 +196,15 @@ impl Tensor4d {
 
     /// Elements one lane's walk visits (product of the four nums).
     pub fn elements(&self) -> u64 {
-        self.num.iter().map(|&n| n as u64).product()
+        Dims::elements(self)
     }
 
     /// Smallest and largest element index (relative to the start) the walk
     /// visits. A dim with num 1 never applies its step (SPEC §4). Requires
     /// every num non-zero.
-    #[inline(always)]
+    #[inline]
     pub fn index_range(&self) -> (i64, i64) {
-        let mut lo = 0i64;
-        let mut hi = 0i64;
-        for d in 0..4 {
-            let span = self.step[d] as i64 * (self.num[d] as i64 - 1).max(0);
-            lo += span.min(0);
-            hi += span.max(0);
-        }
-        (lo, hi)
+        Dims::index_range(self)
     }
 
     /// Calls `f` with each element index (relative to the start) in walk order:
@@ -208,35 +226,180 @@ impl Tensor4d {
     /// True when no two points of the walk share an element index, decided by a
     /// sufficient test: ordering the applied dims by |step|, each step exceeds
     /// the span of the dims below it. `false` means "not proven", not "overlaps".
-    #[inline(always)]
+    #[inline]
     pub fn provably_injective(&self) -> bool {
-        // (|step|, num - 1) per dim; a dim with num 1 contributes (0, 0) and is skipped.
-        let mut d: [(i64, i64); 4] = std::array::from_fn(|i| {
-            let n = (self.num[i] as i64 - 1).max(0);
-            if n == 0 {
-                (0, 0)
-            } else {
-                ((self.step[i] as i64).abs(), n)
-            }
-        });
-        // A 5-comparator sorting network on |step|.
-        for (a, b) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
-            if d[a].0 > d[b].0 {
-                d.swap(a, b);
-            }
-        }
-        let mut span = 0i64;
-        for (step, n) in d {
-            if n == 0 {
-                continue;
-            }
-            if step <= span {
-                return false;
-            }
-            span += step * n;
-        }
-        true
+        Dims::provably_injective(self)
     }
+}
+
+/// A TENSOR4D read in place from its 20 encoded bytes: each accessor decodes
+/// its field when called. The validator's hot path uses it so that a
+/// descriptor is never copied out of its record, and each field costs one
+/// load where it is used.
+#[derive(Clone, Copy, Debug)]
+pub struct Tensor4dBytes<'a>(pub &'a [u8; TENSOR4D_BYTES]);
+
+impl<'a> Tensor4dBytes<'a> {
+    /// The start address.
+    #[inline]
+    pub fn addr(self) -> Addr4 {
+        Addr4(u32::from_le_bytes(*self.bytes::<4>(0)))
+    }
+
+    /// The `N` bytes at `at` (one load where the compiler can see `at`).
+    #[inline(always)]
+    fn bytes<const N: usize>(self, at: usize) -> &'a [u8; N] {
+        self.0[at..at + N].try_into().expect("in the descriptor")
+    }
+
+    /// The owned descriptor.
+    pub fn decode(self) -> Tensor4d {
+        Tensor4d::from_bytes(self.0)
+    }
+}
+
+/// Read access to the four dims of a descriptor, owned ([`Tensor4d`]) or in
+/// place ([`Tensor4dBytes`]). The walk arithmetic is written once, here, for
+/// both.
+pub trait Dims: Copy {
+    /// The step of dim `d` (0 = X), in elements.
+    fn step(self, d: usize) -> i16;
+
+    /// The element count of dim `d` (0 = X).
+    fn num(self, d: usize) -> u16;
+
+    /// Elements one lane's walk visits (product of the four nums).
+    #[inline(always)]
+    fn elements(self) -> u64 {
+        let n = |d| self.num(d) as u64;
+        n(0) * n(1) * n(2) * n(3)
+    }
+
+    /// Smallest and largest element index (relative to the start) the walk
+    /// visits. A dim with num 1 never applies its step (SPEC §4). Requires
+    /// every num non-zero.
+    #[inline(always)]
+    fn index_range(self) -> (i64, i64) {
+        let spans = spans(self);
+        if !any_negative_step(self) {
+            // Every span is >= 0: the lowest index is the start.
+            return (0, spans.iter().sum());
+        }
+        let lo = spans.iter().map(|&s| s.min(0)).sum();
+        let hi = spans.iter().map(|&s| s.max(0)).sum();
+        (lo, hi)
+    }
+
+    /// True when no two points of the walk share an element index, decided by a
+    /// sufficient test: ordering the applied dims by |step|, each step exceeds
+    /// the span of the dims below it. `false` means "not proven", not "overlaps".
+    #[inline(always)]
+    fn provably_injective(self) -> bool {
+        // Fast path: encoders put the smallest step innermost, so the dims
+        // usually pass the test in walk order. Passing in walk order means the
+        // applied |steps| strictly ascend in walk order, which is then exactly
+        // the sorted order, so the result equals the general test's.
+        injective_in_walk_order(self) || injective_sorted(self)
+    }
+}
+
+impl Dims for &Tensor4d {
+    #[inline(always)]
+    fn step(self, d: usize) -> i16 {
+        self.step[d]
+    }
+
+    #[inline(always)]
+    fn num(self, d: usize) -> u16 {
+        self.num[d]
+    }
+}
+
+impl Dims for Tensor4dBytes<'_> {
+    #[inline(always)]
+    fn step(self, d: usize) -> i16 {
+        i16::from_le_bytes(*self.bytes(4 + 2 * d))
+    }
+
+    #[inline(always)]
+    fn num(self, d: usize) -> u16 {
+        u16::from_le_bytes(*self.bytes(12 + 2 * d))
+    }
+}
+
+/// Per dim, the distance in elements the walk covers along it:
+/// `step · (num − 1)`, which is 0 for a dim whose step is never applied.
+#[inline(always)]
+fn spans(t: impl Dims) -> [i64; 4] {
+    let span = |d: usize| t.step(d) as i64 * t.num(d).saturating_sub(1) as i64;
+    [span(0), span(1), span(2), span(3)]
+}
+
+/// True when some step is negative. (The OR of the steps is negative iff one
+/// of them is.) When none is, |step| = step and |span| = span, and the hot
+/// paths above skip the absolute values and minima.
+#[inline(always)]
+fn any_negative_step(t: impl Dims) -> bool {
+    (t.step(0) | t.step(1) | t.step(2) | t.step(3)) < 0
+}
+
+/// The sufficient injectivity test with the dims taken in walk order (x, y, z, w).
+#[inline(always)]
+fn injective_in_walk_order(t: impl Dims) -> bool {
+    if any_negative_step(t) {
+        injective_in_walk_order_with(t, i64::abs)
+    } else {
+        // No negative step: the absolute value is the identity.
+        injective_in_walk_order_with(t, |v| v)
+    }
+}
+
+/// The walk-order test, with `abs` the absolute value on `t`'s steps and spans.
+#[inline(always)]
+fn injective_in_walk_order_with(t: impl Dims, abs: impl Fn(i64) -> i64) -> bool {
+    let spans = spans(t);
+    // Σ |step| · (num − 1) over the dims below the current one.
+    let mut below = 0i64;
+    for (d, &span) in spans.iter().enumerate() {
+        // A dim with num 0 or 1 never applies its step.
+        if t.num(d) > 1 && abs(t.step(d) as i64) <= below {
+            return false;
+        }
+        below += abs(span);
+    }
+    true
+}
+
+/// The sufficient injectivity test with the applied dims sorted by |step|
+/// (out of line: the walk-order test settles the common case).
+#[inline(never)]
+fn injective_sorted(t: impl Dims) -> bool {
+    // (|step|, num - 1) per dim; a dim with num 1 contributes (0, 0) and is skipped.
+    let mut d: [(i64, i64); 4] = std::array::from_fn(|i| {
+        let n = (t.num(i) as i64 - 1).max(0);
+        if n == 0 {
+            (0, 0)
+        } else {
+            ((t.step(i) as i64).abs(), n)
+        }
+    });
+    // A 5-comparator sorting network on |step|.
+    for (a, b) in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)] {
+        if d[a].0 > d[b].0 {
+            d.swap(a, b);
+        }
+    }
+    let mut span = 0i64;
+    for (step, n) in d {
+        if n == 0 {
+            continue;
+        }
+        if step <= span {
+            return false;
+        }
+        span += step * n;
+    }
+    true
 }
 
 #[cfg(test)]

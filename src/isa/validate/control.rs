@@ -16,6 +16,9 @@ use crate::isa::opcode::Opcode;
 use crate::isa::record::Record;
 use crate::limits::NUM_REGISTERS;
 
+// Out of line: control records are rare in streams and this keeps the Pool
+// path of `validate::check` compact.
+#[inline(never)]
 pub(super) fn check(r: &Record, _t: Target) -> Result<(), Fail> {
     let op = r.opcode();
     if let Some((offset, value)) = r.first_nonzero(control::undefined_bytes(op)) {

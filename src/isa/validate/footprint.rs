@@ -7,12 +7,14 @@
 
 use super::fail::{Fail, Operand, OverlapFault};
 use crate::isa::enums::Dtype;
-use crate::isa::tensor::{Region, Tensor4d};
+use crate::isa::tensor::{Dims, Location, Region, Tensor4dBytes};
 use crate::limits::Arch;
 
 /// One lane's resolved walk: where it starts and the bytes it touches.
+#[derive(Clone, Copy)]
 pub(crate) struct Walk<'a> {
-    pub tensor: &'a Tensor4d,
+    /// The descriptor, read in place from its record.
+    pub tensor: Tensor4dBytes<'a>,
     pub region: Region,
     pub partition: u32,
     /// Byte offset of element index 0 within the partition.
@@ -26,44 +28,56 @@ pub(crate) struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// Resolves an immediate-address walk and checks EC-6 (`emu_footprint_in_bounds`):
-    /// every touched byte (negative steps included) lies in the active bytes of
-    /// the lane's partition, in the region the walk starts in.
+    /// Resolves an immediate-address walk from `loc`, its address's location.
+    ///
+    /// Infallible on purpose: returning the walk inside a `Result` made the
+    /// compiler build it in a temporary and copy it out (through
+    /// store-forwarding stalls) on every record; [`Walk::check_in_bounds`]
+    /// returns only a unit `Result`.
     #[inline(always)]
-    pub fn new(o: Operand, t: &'a Tensor4d, dtype: Dtype, arch: Arch) -> Result<Walk<'a>, Fail> {
-        let loc = t
-            .addr
-            .location()
-            .expect("tensor4d_valid checked the region");
+    pub fn new(t: Tensor4dBytes<'a>, loc: Location, dtype: Dtype) -> Walk<'a> {
         let size = dtype.size().expect("dtype validated") as i64;
         let (ilo, ihi) = t.index_range();
         let offset = loc.offset as i64;
-        let lo = offset + ilo * size;
-        let hi = offset + ihi * size + size;
-        let active = loc.region.active_bytes(arch);
-        if lo < 0 || hi > active as i64 {
-            return Err(Fail::EmuFootprintInBounds {
-                operand: o,
-                region: loc.region,
-                lo,
-                hi,
-                active,
-            });
-        }
-        Ok(Walk {
+        Walk {
             tensor: t,
             region: loc.region,
             partition: loc.partition,
             offset,
             size,
-            lo,
-            hi,
-        })
+            lo: offset + ilo * size,
+            hi: offset + ihi * size + size,
+        }
+    }
+
+    /// EC-6 (`emu_footprint_in_bounds`): every touched byte (negative steps
+    /// included) lies in the active bytes of the lane's partition, in the
+    /// region the walk starts in.
+    #[inline(always)]
+    pub fn check_in_bounds(&self, o: Operand, arch: Arch) -> Result<(), Fail> {
+        let active = self.region.active_bytes(arch);
+        if self.lo < 0 || self.hi > active as i64 {
+            return Err(out_of_bounds(o, self.region, self.lo, self.hi, active));
+        }
+        Ok(())
     }
 
     fn for_each_byte_start(&self, mut f: impl FnMut(i64)) {
         self.tensor
+            .decode()
             .for_each_index(|i| f(self.offset + i * self.size));
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_bounds(o: Operand, region: Region, lo: i64, hi: i64, active: u32) -> Fail {
+    Fail::EmuFootprintInBounds {
+        operand: o,
+        region,
+        lo,
+        hi,
+        active,
     }
 }
 
@@ -95,20 +109,18 @@ impl Bits {
 }
 
 /// EC-21 (`emu_overlap`): no two outputs share a byte, and src and dst share none.
+///
+/// The interval and injectivity tests here settle the common cases inline;
+/// the exact byte-by-byte searches are out of line so they do not weigh on
+/// the validator's hot loop.
 #[inline(always)]
 pub(crate) fn check_overlap(src: &Walk, dst: &Walk, channels: u32) -> Result<(), Fail> {
-    let overlap = |why| Err(Fail::EmuOverlap { why });
     // Outputs: equal-size elements from one base are disjoint iff their indices differ.
     if !dst.tensor.provably_injective() {
-        let mut seen = Bits::new(dst.lo, dst.hi - dst.lo);
-        let mut dup = None;
-        dst.for_each_byte_start(|b| {
-            if dup.is_none() && seen.set(b) {
-                dup = Some(b);
-            }
-        });
-        if let Some(b) = dup {
-            return overlap(OverlapFault::Outputs { offset: b as u32 });
+        if let Some(b) = first_repeated_output(*dst) {
+            return Err(Fail::EmuOverlap {
+                why: OverlapFault::Outputs { offset: b as u32 },
+            });
         }
     }
     // src vs dst: only lanes that land in the same partition of the same region matter.
@@ -118,6 +130,36 @@ pub(crate) fn check_overlap(src: &Walk, dst: &Walk, channels: u32) -> Result<(),
     if !lanes_meet || src.hi <= dst.lo || dst.hi <= src.lo {
         return Ok(());
     }
+    match first_shared_byte(*src, *dst) {
+        Some(k) => Err(Fail::EmuOverlap {
+            why: OverlapFault::SrcDst {
+                region: src.region,
+                offset: k as u32,
+            },
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first output (in walk order) whose start byte an earlier output already
+/// started at, if any. (The walks are passed by value: a reference would make
+/// the caller keep them in memory on the hot path.)
+#[inline(never)]
+fn first_repeated_output(dst: Walk) -> Option<i64> {
+    let mut seen = Bits::new(dst.lo, dst.hi - dst.lo);
+    let mut dup = None;
+    dst.for_each_byte_start(|b| {
+        if dup.is_none() && seen.set(b) {
+            dup = Some(b);
+        }
+    });
+    dup
+}
+
+/// The first byte (in dst walk order) that both walks touch, if any, given
+/// that their byte ranges intersect.
+#[inline(never)]
+fn first_shared_byte(src: Walk, dst: Walk) -> Option<i64> {
     let lo = src.lo.max(dst.lo);
     let hi = src.hi.min(dst.hi);
     let mut read = Bits::new(lo, hi - lo);
@@ -132,11 +174,5 @@ pub(crate) fn check_overlap(src: &Walk, dst: &Walk, channels: u32) -> Result<(),
             shared = (b.max(lo)..(b + dst.size).min(hi)).find(|&k| read.get(k));
         }
     });
-    match shared {
-        Some(k) => overlap(OverlapFault::SrcDst {
-            region: src.region,
-            offset: k as u32,
-        }),
-        None => Ok(()),
-    }
+    shared
 }

@@ -16,7 +16,7 @@ use super::enums::Engine;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::stream::{StreamError, records};
-use crate::limits::{Arch, INST_WORD_LEN};
+use crate::limits::{Arch, INST_WORD_LEN, RECORD_BYTES};
 use std::fmt;
 
 /// Where a record is validated for: the engine whose stream holds it and the generation.
@@ -40,6 +40,14 @@ impl Target {
 
 /// The diagnostic face: the first failing predicate, in SPEC §5 order.
 pub fn check(r: &Record, t: Target) -> Result<(), Fail> {
+    tree(r, t)
+}
+
+/// The predicate tree itself, behind both [`check`] and [`validate_stream`]
+/// (always inlined, so the stream loop holds the whole Pool path and calls
+/// nothing per record).
+#[inline(always)]
+fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     let h = r.header();
     let class = h.opcode.class();
     // 1. is_valid_enum (EC-33: before the engine check).
@@ -148,16 +156,30 @@ pub enum StreamInvalid {
     Invalid(#[from] InvalidRecord),
 }
 
+/// The error for the invalid record at `offset` (out of line: the stream
+/// loop's hot path only tests the result).
+#[cold]
+#[inline(never)]
+fn invalid(offset: usize, r: &Record, fail: Fail) -> StreamInvalid {
+    StreamInvalid::Invalid(InvalidRecord {
+        offset,
+        opcode: r.0[0],
+        fail,
+    })
+}
+
 /// Validates every record of a stream; stops at the first invalid one.
 pub fn validate_stream(bytes: &[u8], t: Target) -> Result<usize, StreamInvalid> {
-    let mut n = 0;
-    for (offset, r) in records(bytes)? {
-        check(&r, t).map_err(|fail| InvalidRecord {
-            offset,
-            opcode: r.0[0],
-            fail,
-        })?;
-        n += 1;
+    // The length rule lives in `records`; the loop then borrows each record
+    // in place instead of copying it out of the stream.
+    let _ = records(bytes)?;
+    let mut rest = bytes;
+    while let Some((r, tail)) = rest.split_first_chunk::<RECORD_BYTES>() {
+        let r = Record::from_array_ref(r);
+        if let Err(fail) = tree(r, t) {
+            return Err(invalid(bytes.len() - rest.len(), r, fail));
+        }
+        rest = tail;
     }
-    Ok(n)
+    Ok(bytes.len() / RECORD_BYTES)
 }
