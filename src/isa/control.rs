@@ -79,10 +79,10 @@ pub mod target {
     pub const REL_IMM: u8 = 3;
 }
 
-/// Record bytes (after the events band) that `op`'s layout does not define.
-pub fn undefined_bytes(op: Opcode) -> impl Iterator<Item = usize> {
-    #[allow(clippy::single_range_in_vec_init)] // byte ranges, not a vec of one range
-    let defined: &'static [std::ops::Range<usize>] = match op {
+/// The byte ranges (after the events band) that `op`'s layout defines.
+#[allow(clippy::single_range_in_vec_init)] // byte ranges, not a vec of one range
+const fn defined_ranges(op: Opcode) -> &'static [std::ops::Range<usize>] {
+    match op {
         // EVENT_SEMAPHORE (EC-24: its 12..64 are a second wait, reported separately) and DRAIN.
         Opcode::EVENT_SEMAPHORE | Opcode::DRAIN => &[],
         Opcode::MOV32 => &[12..13, 16..20],
@@ -90,8 +90,36 @@ pub fn undefined_bytes(op: Opcode) -> impl Iterator<Item = usize> {
         Opcode::COMPARE_BRANCH => &[12..15, 16..20, 0x20..0x21, 0x22..0x24, 0x30..0x38],
         Opcode::DMA_MEMCPY => &[13..64],
         _ => &[12..64],
-    };
+    }
+}
+
+/// Record bytes (after the events band) that `op`'s layout does not define.
+pub fn undefined_bytes(op: Opcode) -> impl Iterator<Item = usize> {
+    let defined = defined_ranges(op);
     (12..64).filter(move |b| !defined.iter().any(|r| r.contains(b)))
+}
+
+/// [`undefined_bytes`] as eight little-endian u64 masks (0xFF per undefined
+/// byte), so the validator tests a record's reserved bytes with eight ANDs.
+pub const fn undefined_mask(op: Opcode) -> [u64; 8] {
+    let defined = defined_ranges(op);
+    let mut m = [0u64; 8];
+    let mut b = 12;
+    while b < 64 {
+        let mut inside = false;
+        let mut i = 0;
+        while i < defined.len() {
+            if b >= defined[i].start && b < defined[i].end {
+                inside = true;
+            }
+            i += 1;
+        }
+        if !inside {
+            m[b / 8] |= 0xFF << (8 * (b % 8));
+        }
+        b += 1;
+    }
+    m
 }
 
 /// EC-22: a decoded ADDR8 (u64 LE; the top byte is a marker).
@@ -204,6 +232,27 @@ impl DmaMemcpy {
             dst: DmaWalk::decode(r, off::DMA_DST),
             in_dtype: Dtype(r.u8_at(off::DMA_IN_DTYPE)),
             out_dtype: Dtype(r.u8_at(off::DMA_OUT_DTYPE)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undefined_mask_matches_undefined_bytes() {
+        for op in [0xA0u8, 0xA2, 0xA7, 0xA8, 0xA9, 0xB8, 0x45] {
+            let op = Opcode(op);
+            let m = undefined_mask(op);
+            for b in 0..64 {
+                let in_mask = (m[b / 8] >> (8 * (b % 8))) & 0xFF == 0xFF;
+                assert_eq!(
+                    in_mask,
+                    undefined_bytes(op).any(|u| u == b),
+                    "{op} byte {b}"
+                );
+            }
         }
     }
 }

@@ -21,7 +21,12 @@ use crate::limits::NUM_REGISTERS;
 #[inline(never)]
 pub(super) fn check(r: &Record, _t: Target) -> Result<(), Fail> {
     let op = r.opcode();
-    if let Some((offset, value)) = r.first_nonzero(control::undefined_bytes(op)) {
+    let reserved = if has_reserved_bits(r, op) {
+        r.first_nonzero(control::undefined_bytes(op))
+    } else {
+        None
+    };
+    if let Some((offset, value)) = reserved {
         // EC-24: EVENT_SEMAPHORE's bytes 12..64 hold a second wait the emulator does not model.
         if op == Opcode::EVENT_SEMAPHORE {
             check_event_modes_emulated(r)?;
@@ -177,4 +182,30 @@ fn dma_supported(d: &DmaMemcpy) -> Result<(), Fail> {
         return unsupported(op, Unsupported::DmaCounts { src: s, dst: t });
     }
     Ok(())
+}
+
+/// Masks of the control/DMA opcodes' undefined bytes, built at compile time.
+const MASKS: [[u64; 8]; 6] = [
+    control::undefined_mask(Opcode::EVENT_SEMAPHORE),
+    control::undefined_mask(Opcode::DRAIN),
+    control::undefined_mask(Opcode::MOV32),
+    control::undefined_mask(Opcode::CTRL_AL),
+    control::undefined_mask(Opcode::COMPARE_BRANCH),
+    control::undefined_mask(Opcode::DMA_MEMCPY),
+];
+
+/// Whether any byte `op`'s layout does not define is non-zero: eight ANDs
+/// on the hot path; [`Record::first_nonzero`] finds which one when it is.
+fn has_reserved_bits(r: &Record, op: Opcode) -> bool {
+    let mask = match op {
+        Opcode::EVENT_SEMAPHORE => &MASKS[0],
+        Opcode::DRAIN => &MASKS[1],
+        Opcode::MOV32 => &MASKS[2],
+        Opcode::CTRL_AL => &MASKS[3],
+        Opcode::COMPARE_BRANCH => &MASKS[4],
+        Opcode::DMA_MEMCPY => &MASKS[5],
+        _ => return true,
+    };
+    let words: [u64; 8] = bytemuck::cast(r.0);
+    words.iter().zip(mask).any(|(w, m)| w & m != 0)
 }
