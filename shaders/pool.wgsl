@@ -347,6 +347,31 @@ fn store_f32(byte: u32, d: u32, b: u32) {
     }
 }
 
+// ---- coordinates ----
+
+// Output `o`'s coordinates over the src dims outside the window (dims k..3;
+// zero on the window dims).
+fn outer_coords(o: u32, k: u32) -> vec4<u32> {
+    var sc = vec4<u32>(0u);
+    var rest = o;
+    for (var d = k; d < 4u; d++) {
+        sc[d] = rest % p.src_num[d];
+        rest /= p.src_num[d];
+    }
+    return sc;
+}
+
+// Output `o`'s coordinates over the dst walk.
+fn dst_coords(o: u32) -> vec4<u32> {
+    var dc = vec4<u32>(0u);
+    var rest = o;
+    for (var d = 0u; d < 4u; d++) {
+        dc[d] = rest % p.dst_num[d];
+        rest /= p.dst_num[d];
+    }
+    return dc;
+}
+
 // ---- the fold ----
 
 // One output's running fold: the value, its order key, and its window position.
@@ -390,18 +415,8 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     // Coordinates of output `first`: over the src dims outside the window,
     // and over the dst walk.
     let k = p.win_dims;
-    var sc = vec4<u32>(0u);
-    var rest = first;
-    for (var d = k; d < 4u; d++) {
-        sc[d] = rest % p.src_num[d];
-        rest /= p.src_num[d];
-    }
-    var dc = vec4<u32>(0u);
-    rest = first;
-    for (var d = 0u; d < 4u; d++) {
-        dc[d] = rest % p.dst_num[d];
-        rest /= p.dst_num[d];
-    }
+    var sc = outer_coords(first, k);
+    var dc = dst_coords(first);
     var n = vec4<u32>(1u);
     for (var d = 0u; d < k; d++) {
         n[d] = p.src_num[d];
@@ -479,12 +494,7 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let lane = id / p.segments;
     let first = (id % p.segments) * SEGMENT; // 4 outputs along dim k, never crossing its end
     let k = p.win_dims;
-    var sc = vec4<u32>(0u);
-    var rest = first;
-    for (var d = k; d < 4u; d++) {
-        sc[d] = rest % p.src_num[d];
-        rest /= p.src_num[d];
-    }
+    let sc = outer_coords(first, k);
     var n = vec4<u32>(1u);
     for (var d = 1u; d < k; d++) {
         n[d] = p.src_num[d];
@@ -517,13 +527,7 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let acc = vec4<u32>(f0.acc, f1.acc, f2.acc, f3.acc);
     let arg = vec4<u32>(f0.arg, f1.arg, f2.arg, f3.arg);
 
-    // Output `first`'s coordinates over the dst walk.
-    var dc = vec4<u32>(0u);
-    var r = first;
-    for (var d = 0u; d < 4u; d++) {
-        dc[d] = r % p.dst_num[d];
-        r /= p.dst_num[d];
-    }
+    var dc = dst_coords(first);
     let out_size = dtype_size(OUT_DTYPE);
     let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
     let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));

@@ -28,6 +28,12 @@ pub const fn seed_dst() -> Tensor4d {
 /// The seed's 4×4 → 2×2 example over `channels` lanes as one record:
 /// `POOL` with `func` MAX (scale 1.0) or AVG (scale 0.25), fp32 in and out.
 pub fn seed_pool(func: PoolFunc, channels: u8) -> S4d4Pl {
+    fp32_pool_2x2(func, channels, SEED_SRC, seed_dst())
+}
+
+/// An fp32 → fp32 `POOL` record over XY windows of four elements: MAX with
+/// scale 1.0 or AVG with scale 0.25.
+fn fp32_pool_2x2(func: PoolFunc, channels: u8, src: Tensor4d, dst: Tensor4d) -> S4d4Pl {
     let scale = if func == PoolFunc::AVG_POOL {
         0.25
     } else {
@@ -41,8 +47,8 @@ pub fn seed_pool(func: PoolFunc, channels: u8) -> S4d4Pl {
         Dtype::FP32,
         channels,
         scale,
-        SEED_SRC,
-        seed_dst(),
+        src,
+        dst,
     )
 }
 
@@ -82,20 +88,5 @@ pub fn pool_2x2_map(
         Addr4::new(Region::Sbuf, 0, dst_offset),
         [(w / 2, 1), (h / 2, (w / 2) as i16), (1, 1), (1, 1)],
     );
-    let scale = if func == PoolFunc::AVG_POOL {
-        0.25
-    } else {
-        1.0
-    };
-    S4d4Pl::new(
-        Opcode::POOL,
-        func,
-        PoolDim::XY,
-        Dtype::FP32,
-        Dtype::FP32,
-        channels,
-        scale,
-        src,
-        dst,
-    )
+    fp32_pool_2x2(func, channels, src, dst)
 }
