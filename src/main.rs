@@ -171,6 +171,9 @@ enum Command {
         /// Which backend executes.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
+        /// Also draw every dump as DIR/<stem>.png (a montage of its planes).
+        #[arg(long, value_name = "DIR")]
+        png: Option<PathBuf>,
     },
     /// Run a whole program (a TOML manifest of engine streams and DRAM variables).
     Run {
@@ -191,6 +194,9 @@ enum Command {
         /// Stop with an error after this many records (a program that never ends).
         #[arg(long, default_value_t = tpb_emu::runtime::DEFAULT_MAX_RECORDS)]
         max_records: u64,
+        /// Also draw every output variable as DIR/<name>.png (a montage of its planes).
+        #[arg(long, value_name = "DIR")]
+        png: Option<PathBuf>,
     },
 }
 
@@ -249,6 +255,7 @@ fn run(args: Args) -> Result<(), CliError> {
             load,
             dump,
             backend,
+            png,
         } => {
             let args = cli::exec::ExecArgs {
                 file,
@@ -257,6 +264,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 loads: load,
                 dumps: dump,
                 backend: backend.into(),
+                png,
             };
             cli::exec::run(&args, &mut out)
         }
@@ -267,6 +275,7 @@ fn run(args: Args) -> Result<(), CliError> {
             trace,
             json,
             max_records,
+            png,
         } => {
             let args = cli::run::RunArgs {
                 manifest,
@@ -275,6 +284,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 trace,
                 json,
                 max_records,
+                png,
             };
             cli::run::run(&args, &mut out)
         }

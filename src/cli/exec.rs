@@ -1,4 +1,4 @@
-//! `tpb-emu exec STREAM.bin [--arch A] [--trace] [--load ADDR=in.npy]... [--dump ADDR:DTYPE:SHAPE=out.npy]...`
+//! `tpb-emu exec STREAM.bin [--arch A] [--trace] [--load ADDR=in.npy]... [--dump ADDR:DTYPE:SHAPE=out.npy]... [--png DIR]`
 //!
 //! Validates a POOL-engine stream (exit 3 on the first invalid record, as
 //! `validate`), refuses records with a wait or an update (exit 1: they need
@@ -13,7 +13,9 @@
 //! A dump's DTYPE is a SPEC text name; `bf16` is written as uint16 bits,
 //! `fp32r` as float32, the fp8 types as uint8 bits. SHAPE is `AxBxC` (or
 //! `A,B,C`). Anything wrong with an ADDR, SHAPE, DTYPE or `.npy` file, or a
-//! load or dump outside active memory, is bad input (exit 4).
+//! load or dump outside active memory, is bad input (exit 4). `--png DIR`
+//! also draws every dump as `DIR/<stem>.png` (the `.npy` file's stem), a
+//! montage of its planes ([`crate::viz::raw_montage`]).
 
 use super::backend::Backend;
 use super::{CliError, read_stream};
@@ -42,6 +44,8 @@ pub struct ExecArgs {
     pub dumps: Vec<String>,
     /// Which backend executes.
     pub backend: BackendChoice,
+    /// Where each dump is also drawn as a PNG.
+    pub png: Option<PathBuf>,
 }
 
 /// A parsed `--load`.
@@ -117,6 +121,18 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .read(d.at, d.lanes(), d.lane_bytes())
             .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
         write_npy(&d.path, d.dtype, &d.shape, &data)?;
+        if let Some(dir) = &args.png {
+            let stem = d.path.file_stem().unwrap_or(d.path.as_os_str());
+            let png = dir.join(stem).with_extension("png");
+            std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            let img =
+                crate::viz::raw_montage(d.dtype, &d.shape, &data, &crate::viz::Options::default())
+                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", png.display())))?;
+            crate::viz::save_png(&img, &png).map_err(|e| CliError::Exec(e.to_string()))?;
+        }
     }
     writeln!(
         out,

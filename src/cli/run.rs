@@ -1,4 +1,4 @@
-//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--trace] [--json] [--max-records N]`
+//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N]`
 //!
 //! Loads the manifest (any problem with it or the files it names: exit 4),
 //! stages the program (the first invalid record or DMA footprint: exit 3),
@@ -7,6 +7,8 @@
 //! `DIR/<name>.npy` (default `DIR`: `tpb-emu-out` in the current folder,
 //! created if missing), and prints a summary: records executed per engine and
 //! wall time; with `--json` the same as one JSON object on the last line.
+//! `--png DIR` also draws every output variable as `DIR/<name>.png`, a
+//! montage of its planes ([`crate::viz::raw_montage`]).
 //! `--trace` prints one line per record (engine, byte offset, disassembly,
 //! wait satisfied), one per blocked wait, and the POOL engine's dispatch
 //! lines. On a terminal, a progress bar appears on stderr once a run has
@@ -19,6 +21,7 @@ use crate::device::gpu::BackendChoice;
 use crate::isa::enums::Engine;
 use crate::npy::write_npy;
 use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, manifest, stage};
+use crate::viz;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,6 +45,8 @@ pub struct RunArgs {
     pub json: bool,
     /// The record budget.
     pub max_records: u64,
+    /// Where each output variable is also drawn as `<name>.png`.
+    pub png: Option<PathBuf>,
 }
 
 impl Default for RunArgs {
@@ -53,6 +58,7 @@ impl Default for RunArgs {
             trace: false,
             json: false,
             max_records: DEFAULT_MAX_RECORDS,
+            png: None,
         }
     }
 }
@@ -106,6 +112,9 @@ pub struct Output {
     pub shape: Vec<u64>,
     /// The file written.
     pub path: String,
+    /// The picture written with `--png`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub png: Option<String>,
 }
 
 /// Runs `run`.
@@ -170,6 +179,12 @@ fn write_outputs(
         path: args.out.clone(),
         source,
     })?;
+    if let Some(dir) = &args.png {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+    }
     let mut outputs = Vec::new();
     for v in program.variables.iter().filter(|v| v.role == Role::Output) {
         let data = machine
@@ -177,11 +192,22 @@ fn write_outputs(
             .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
         let path = args.out.join(format!("{}.npy", v.name));
         write_npy(&path, v.dtype, &v.shape, data)?;
+        let png = match &args.png {
+            Some(dir) => {
+                let png = dir.join(format!("{}.png", v.name));
+                let img = viz::raw_montage(v.dtype, &v.shape, data, &viz::Options::default())
+                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", v.name)))?;
+                viz::save_png(&img, &png).map_err(|e| CliError::Exec(e.to_string()))?;
+                Some(png.display().to_string())
+            }
+            None => None,
+        };
         outputs.push(Output {
             name: v.name.clone(),
             dtype: v.dtype.to_string(),
             shape: v.shape.clone(),
             path: path.display().to_string(),
+            png,
         });
     }
     Ok(outputs)
@@ -208,6 +234,9 @@ fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Resul
     )?;
     for o in &s.outputs {
         writeln!(out, "wrote {} ({} {:?})", o.path, o.dtype, o.shape)?;
+        if let Some(png) = &o.png {
+            writeln!(out, "wrote {png}")?;
+        }
     }
     Ok(())
 }

@@ -2,12 +2,22 @@
 //! a montage of a tensor's channel planes (see [`crate::viz`]). Integer
 //! arrays (window positions from MaxPoolSelect) are drawn as an argmax map
 //! unless `--cmap` is given.
+//!
+//! `tpb-emu viz --footprint STREAM.bin --record N -o out.png [--arch A]`:
+//! the bytes of one partition that record N (0-based) of a raw stream reads
+//! and writes (see [`crate::viz::footprint`]). Only valid Pool and
+//! MaxPoolSelect records are drawable: an unreadable or malformed stream, an
+//! N past its end or another kind of record is bad input (exit 4); a record
+//! failing validation for the POOL engine on `--arch` is exit 3.
 
-use super::CliError;
-use crate::viz::{self, Cmap, Normalize, Options, Planes};
+use super::{CliError, read_stream};
+use crate::isa::stream::records;
+use crate::isa::validate::InvalidRecord;
+use crate::limits::{Arch, RECORD_BYTES};
+use crate::viz::{self, Cmap, Normalize, Options, Planes, VizError};
 use clap::ValueEnum;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `--cmap`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -29,11 +39,42 @@ pub enum NormalizeOpt {
     Global,
 }
 
+/// `--arch`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ArchOpt {
+    /// Sunda.
+    Sunda,
+    /// Cayman.
+    Cayman,
+    /// Mariana.
+    Mariana,
+}
+
+impl From<ArchOpt> for Arch {
+    fn from(a: ArchOpt) -> Arch {
+        match a {
+            ArchOpt::Sunda => Arch::Sunda,
+            ArchOpt::Cayman => Arch::Cayman,
+            ArchOpt::Mariana => Arch::Mariana,
+        }
+    }
+}
+
 /// The arguments of `viz`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct VizArgs {
-    /// The tensor: H×W, C×H×W or N×C×H×W .npy.
-    pub tensor: PathBuf,
+    /// The tensor: H×W, C×H×W or N×C×H×W .npy (not with --footprint).
+    #[arg(required_unless_present = "footprint", conflicts_with = "footprint")]
+    pub tensor: Option<PathBuf>,
+    /// Draw the bytes a record of this stream (raw 64-byte records) reads and writes.
+    #[arg(long, value_name = "STREAM.bin", requires = "record")]
+    pub footprint: Option<PathBuf>,
+    /// The record to draw with --footprint: a 0-based index into the stream.
+    #[arg(long, value_name = "N", requires = "footprint")]
+    pub record: Option<usize>,
+    /// The generation the record is validated for (--footprint).
+    #[arg(long, value_enum, default_value = "cayman")]
+    pub arch: ArchOpt,
     /// The PNG to write.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -47,12 +88,23 @@ pub struct VizArgs {
 
 /// Runs `viz`.
 pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let (shape, values, integer) = viz::read_values(&a.tensor).map_err(|e| match e {
+    if let Some(stream) = &a.footprint {
+        let n = a
+            .record
+            .ok_or_else(|| CliError::BadInput("--footprint needs --record N".into()))?;
+        return run_footprint(stream, n, a.arch.into(), &a.output, out);
+    }
+    let Some(tensor) = &a.tensor else {
+        return Err(CliError::BadInput(
+            "give a TENSOR.npy or --footprint STREAM.bin".into(),
+        ));
+    };
+    let (shape, values, integer) = viz::read_values(tensor).map_err(|e| match e {
         viz::VizError::Npy(n) => CliError::from(n),
         e => CliError::BadInput(e.to_string()),
     })?;
     let planes = Planes::new(&shape, values)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", a.tensor.display())))?;
+        .map_err(|e| CliError::BadInput(format!("{}: {e}", tensor.display())))?;
     let opts = Options {
         cmap: a.cmap.map(|c| match c {
             CmapOpt::Viridis => Cmap::Viridis,
@@ -83,6 +135,60 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
         planes.count.min(viz::MAX_PLANES),
         planes.h,
         planes.w
+    )
+    .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+}
+
+/// `viz --footprint STREAM --record N`.
+fn run_footprint(
+    stream: &Path,
+    n: usize,
+    arch: Arch,
+    output: &Path,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let bytes = read_stream(stream)?;
+    let count = bytes.len() / RECORD_BYTES;
+    let Some((offset, rec)) = records(&bytes)
+        .map_err(|source| CliError::Stream {
+            path: stream.to_owned(),
+            source,
+        })?
+        .nth(n)
+    else {
+        return Err(CliError::BadInput(format!(
+            "{}: no record {n} (the stream holds {count})",
+            stream.display()
+        )));
+    };
+    let fp = viz::footprint(&rec, arch).map_err(|e| match e {
+        VizError::Invalid(fail) => CliError::Invalid(InvalidRecord {
+            offset,
+            opcode: rec.0[0],
+            fail,
+        }),
+        e => CliError::BadInput(format!(
+            "{} record {n} (offset {offset}): {e}",
+            stream.display()
+        )),
+    })?;
+    let title = format!(
+        "record {n} @{offset}: {}",
+        crate::isa::text::disasm_record(&rec)
+    );
+    let pic = viz::draw_footprint(&fp, &title);
+    viz::save_png(&pic.image, output).map_err(|e| CliError::Exec(e.to_string()))?;
+    writeln!(
+        out,
+        "wrote {} ({}x{} px, footprint of record {n}: {})",
+        output.display(),
+        pic.image.width(),
+        pic.image.height(),
+        fp.panels
+            .iter()
+            .map(|p| p.label.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     )
     .map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }

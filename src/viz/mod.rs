@@ -13,6 +13,13 @@
 //! drawn magenta, +inf and −inf as the map's two ends. An argmax map gives
 //! each window position (0..KH·KW) its own colour from a categorical palette.
 
+mod footprint;
+
+pub use footprint::{
+    BOTH, Footprint, FootprintPicture, MAX_WALK, Panel, READ, UNTOUCHED, WRITTEN, draw_footprint,
+    footprint,
+};
+
 use crate::npy::{NpyError, read_npy};
 use image::{Rgb, RgbImage};
 use npyz::{DType, NpyHeader, TypeChar};
@@ -70,6 +77,12 @@ pub enum VizError {
     /// Reading the `.npy`.
     #[error(transparent)]
     Npy(#[from] NpyError),
+    /// The record is not one that can be drawn (not Pool/MaxPoolSelect).
+    #[error("{0}")]
+    NotDrawable(String),
+    /// The record fails validation for the POOL engine.
+    #[error("invalid record: {pred} ({0})", pred = .0.predicate())]
+    Invalid(crate::isa::validate::Fail),
     /// Writing the PNG.
     #[error("{path}: {why}")]
     Png {
@@ -401,6 +414,46 @@ pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> 
 /// An N×C×L tensor is drawn as N×C×1×L.
 pub fn tensor_montage(t: &crate::frontend::Tensor, opts: &Options) -> Result<RgbImage, VizError> {
     Ok(montage(&Planes::new(&as_4d(&t.shape), t.to_f32())?, opts))
+}
+
+/// A montage of raw little-endian C-order elements of `dtype` (an output
+/// variable of `tpb-emu run`, a dump of `tpb-emu exec`), widened to f32 by
+/// SPEC §6's load rule (types without one, the fp8s, by their bits). A 1-D
+/// array is drawn as 1×L, N×C×L as N×C×1×L, and more than four axes fold
+/// the leading ones into N.
+pub fn raw_montage(
+    dtype: crate::isa::enums::Dtype,
+    shape: &[u64],
+    data: &[u8],
+    opts: &Options,
+) -> Result<RgbImage, VizError> {
+    use crate::device::convert::{InType, load_f32};
+    let e = dtype
+        .size()
+        .ok_or_else(|| VizError::Shape(format!("dtype {dtype} has no element size")))?
+        as usize;
+    let ty = InType::from_dtype(dtype);
+    let values = data
+        .chunks_exact(e)
+        .map(|b| {
+            let raw = b.iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
+            match ty {
+                Some(t) => load_f32(t, raw),
+                None => raw as f32,
+            }
+        })
+        .collect();
+    let shape = match shape {
+        [l] => vec![1, *l],
+        s if s.len() > 4 => {
+            let lead: u64 = s[..s.len() - 3].iter().product();
+            let mut v = vec![lead];
+            v.extend_from_slice(&s[s.len() - 3..]);
+            v
+        }
+        s => as_4d(s),
+    };
+    Ok(montage(&Planes::new(&shape, values)?, opts))
 }
 
 /// N×C×L as N×C×1×L; any other shape as it is.
