@@ -27,6 +27,17 @@ pub enum NpyError {
     },
 }
 
+/// The kind of number an `.npy`'s elements are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemKind {
+    /// Unsigned integers.
+    Uint,
+    /// Signed integers.
+    Int,
+    /// IEEE floats.
+    Float,
+}
+
 /// A loaded `.npy`: its shape and its elements' little-endian bytes in C order.
 #[derive(Debug)]
 pub struct Npy {
@@ -34,6 +45,10 @@ pub struct Npy {
     pub shape: Vec<u64>,
     /// Bytes per element.
     pub elem: usize,
+    /// What the elements are.
+    pub kind: ElemKind,
+    /// The file's dtype string (e.g. `<f4`), for messages.
+    pub descr: String,
     /// The data, little-endian, C order.
     pub data: Vec<u8>,
 }
@@ -94,9 +109,16 @@ pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
     if header.order() == Order::Fortran && shape.len() > 1 {
         out = fortran_to_c(&out, &shape, size);
     }
+    let kind = match ts.type_char() {
+        TypeChar::Float => ElemKind::Float,
+        TypeChar::Int => ElemKind::Int,
+        _ => ElemKind::Uint,
+    };
     Ok(Npy {
         shape,
         elem: size,
+        kind,
+        descr: ts.to_string(),
         data: out,
     })
 }

@@ -3,8 +3,7 @@
 use super::{DTYPES, FrontendError};
 use crate::device::convert::{InType, load_f32};
 use crate::isa::enums::Dtype;
-use crate::npy::{NpyError, read_npy};
-use npyz::{DType, NpyHeader, TypeChar};
+use crate::npy::{ElemKind, NpyError, read_npy};
 use std::path::Path;
 
 /// An array of one of the front end's dtypes ([`DTYPES`]).
@@ -87,26 +86,19 @@ pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
         path: path.to_owned(),
         why,
     };
-    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let header = NpyHeader::from_reader(&mut std::io::Cursor::new(&bytes[..]))
-        .map_err(|e| bad(e.to_string()))?;
-    let DType::Plain(ts) = header.dtype() else {
-        return Err(bad("structured dtypes are not supported".into()));
-    };
-    let dtype = match (ts.type_char(), ts.num_bytes(), bf16) {
-        (TypeChar::Uint, Some(2), true) => Dtype::BFLOAT16,
+    let npy = read_npy(path)?;
+    let ts = &npy.descr;
+    let dtype = match (npy.kind, npy.elem, bf16) {
+        (ElemKind::Uint, 2, true) => Dtype::BFLOAT16,
         (_, _, true) => {
             return Err(bad(format!(
                 "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
             )));
         }
-        (TypeChar::Float, Some(4), _) => Dtype::FP32,
-        (TypeChar::Float, Some(2), _) => Dtype::FP16,
-        (TypeChar::Uint, Some(1), _) => Dtype::UINT8,
-        (TypeChar::Uint, Some(2), _) => {
+        (ElemKind::Float, 4, _) => Dtype::FP32,
+        (ElemKind::Float, 2, _) => Dtype::FP16,
+        (ElemKind::Uint, 1, _) => Dtype::UINT8,
+        (ElemKind::Uint, 2, _) => {
             return Err(bad(
                 "a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into(),
             ));
@@ -117,7 +109,6 @@ pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
             )));
         }
     };
-    let npy = read_npy(path)?;
     Ok(Tensor {
         dtype,
         shape: npy.shape,

@@ -20,9 +20,8 @@ pub use footprint::{
     footprint,
 };
 
-use crate::npy::{NpyError, read_npy};
+use crate::npy::{ElemKind, NpyError, read_npy};
 use image::{Rgb, RgbImage};
-use npyz::{DType, NpyHeader, TypeChar};
 use std::path::Path;
 
 /// A colormap.
@@ -376,21 +375,8 @@ pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
 /// An `.npy` read for drawing: shape, values as f32, and whether the
 /// elements are integers (drawn as an argmax map by `tpb-emu viz`).
 pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> {
-    let bad = |why: String| NpyError::Bad {
-        path: path.to_owned(),
-        why,
-    };
-    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let header = NpyHeader::from_reader(&mut std::io::Cursor::new(&bytes[..]))
-        .map_err(|e| bad(e.to_string()))?;
-    let DType::Plain(ts) = header.dtype() else {
-        return Err(bad("structured dtypes are not supported".into()).into());
-    };
-    let tc = ts.type_char();
     let npy = read_npy(path)?;
+    let tc = npy.kind;
     let e = npy.elem;
     let values = npy
         .data
@@ -400,14 +386,14 @@ pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> 
             raw[..e].copy_from_slice(b);
             let u = u64::from_le_bytes(raw);
             match (tc, e) {
-                (TypeChar::Float, 4) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                (TypeChar::Float, 2) => half::f16::from_bits(u as u16).to_f32(),
-                (TypeChar::Int, _) => ((u << (64 - 8 * e)) as i64 >> (64 - 8 * e)) as f32,
+                (ElemKind::Float, 4) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                (ElemKind::Float, 2) => half::f16::from_bits(u as u16).to_f32(),
+                (ElemKind::Int, _) => ((u << (64 - 8 * e)) as i64 >> (64 - 8 * e)) as f32,
                 _ => u as f32,
             }
         })
         .collect();
-    Ok((npy.shape, values, tc != TypeChar::Float))
+    Ok((npy.shape, values, tc != ElemKind::Float))
 }
 
 /// A montage of a front-end tensor (widened to f32 by SPEC §6's load rule).
