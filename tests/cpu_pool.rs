@@ -1040,7 +1040,7 @@ fn random_record(r: &mut fastrand::Rng) -> S4d4Pl {
     let src_off = (-lo * isz + r.i64(0..4) * 8) as u32;
     let period: u64 = num[..k].iter().map(|&n| n as u64).product();
     let outputs = (src.elements() / period) as u16;
-    let (a, b) = if outputs % 2 == 0 && r.bool() {
+    let (a, b) = if outputs.is_multiple_of(2) && r.bool() {
         (outputs / 2, 2)
     } else {
         (outputs, 1)

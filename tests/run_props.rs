@@ -75,7 +75,7 @@ fn random_dma(rng: &mut fastrand::Rng, sizes: &[u64]) -> Record {
         (din.size().unwrap() as u16, dout.size().unwrap() as u16)
     };
     let n = [rng.u16(0..=6), rng.u16(1..=4)];
-    let m = if rng.u8(0..3) == 0 && n[0] % 2 == 0 {
+    let m = if rng.u8(0..3) == 0 && n[0].is_multiple_of(2) {
         [n[0] / 2, n[1] * 2]
     } else {
         n

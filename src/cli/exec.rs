@@ -164,10 +164,8 @@ impl Trace for WriteTrace<'_> {
         self.on
     }
     fn line(&mut self, line: &str) {
-        if self.err.is_none()
-            && let Err(e) = writeln!(self.out, "{line}")
-        {
-            self.err = Some(e);
+        if self.err.is_none() {
+            self.err = writeln!(self.out, "{line}").err();
         }
     }
 }

@@ -210,9 +210,7 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         DtypeOpt::Bf16 => Dtype::BFLOAT16,
         DtypeOpt::Uint8 => Dtype::UINT8,
     });
-    if let Some(d) = want
-        && d != x.dtype
-    {
+    if let Some(d) = want.filter(|&d| d != x.dtype) {
         return Err(bad(format!(
             "{}: --dtype {d} but the .npy holds {}",
             a.input.display(),

@@ -261,10 +261,8 @@ impl Trace for LineTrace<'_> {
         self.on && self.err.is_none()
     }
     fn line(&mut self, line: &str) {
-        if self.err.is_none()
-            && let Err(e) = writeln!(self.out, "{line}")
-        {
-            self.err = Some(e);
+        if self.err.is_none() {
+            self.err = writeln!(self.out, "{line}").err();
         }
     }
 }

@@ -240,16 +240,12 @@ fn mark(recs: &mut [Record], wait: Option<(WaitMode, u8, u32)>, update: Option<(
     let last = recs.len() - 1;
     if let Some((m, i, v)) = wait {
         let mut e = ev_wait(m, i, v);
-        if last == 0
-            && let Some((um, ui)) = update
-        {
+        if let (0, Some((um, ui))) = (last, update) {
             e = ev((m, i), (um, ui), v);
         }
         recs[0] = with_events(recs[0], e);
     }
-    if let Some((um, ui)) = update
-        && (last != 0 || wait.is_none())
-    {
+    if let (Some((um, ui)), true) = (update, last != 0 || wait.is_none()) {
         let e = Events {
             update_mode: um,
             update_idx: ui,

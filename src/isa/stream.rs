@@ -21,7 +21,7 @@ pub enum StreamError {
 /// The records of a stream with their byte offsets. EC-32: a bare stream
 /// needs no terminator record; its end ends the engine's program.
 pub fn records(bytes: &[u8]) -> Result<impl Iterator<Item = (usize, Record)> + '_, StreamError> {
-    if bytes.len() % RECORD_BYTES != 0 {
+    if !bytes.len().is_multiple_of(RECORD_BYTES) {
         return Err(StreamError::Length { len: bytes.len() });
     }
     Ok(bytes.chunks_exact(RECORD_BYTES).enumerate().map(|(i, c)| {

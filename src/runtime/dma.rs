@@ -422,9 +422,12 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut [u8]) {
         None if s != d => {
             let (src, dst) = bufs.pair(s, d);
             // Whole rows at once when both walks are rows of adjacent elements.
-            if p.src.num == p.dst.num
-                && let (Some(sr), Some(dr)) = (p.src.contiguous_rows(), p.dst.contiguous_rows())
-            {
+            let rows = if p.src.num == p.dst.num {
+                p.src.contiguous_rows().zip(p.dst.contiguous_rows())
+            } else {
+                None
+            };
+            if let Some((sr, dr)) = rows {
                 let n = p.src.num[0] as usize * se;
                 for (a, b) in sr.into_iter().zip(dr) {
                     dst[b..b + n].copy_from_slice(&src[a..a + n]);

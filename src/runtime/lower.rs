@@ -158,7 +158,7 @@ impl Lowered {
     /// The input byte offset that the lowered record at byte `lowered` came
     /// from (`None` past the end or off a record boundary).
     pub fn original_offset(&self, lowered: usize) -> Option<usize> {
-        if lowered % RECORD_BYTES != 0 {
+        if !lowered.is_multiple_of(RECORD_BYTES) {
             return None;
         }
         self.origin.get(lowered / RECORD_BYTES).map(|&o| o as usize)
@@ -430,7 +430,7 @@ pub fn lower_into(bytes: &[u8], dst: &mut Lowered) -> Result<(), LowerError> {
     out.blocks.clear();
     exits.clear();
     *dst = Lowered::default();
-    if bytes.len() % RECORD_BYTES != 0 {
+    if !bytes.len().is_multiple_of(RECORD_BYTES) {
         return Err(StreamError::Length { len: bytes.len() }.into());
     }
     let n = bytes.len() / RECORD_BYTES;

@@ -277,9 +277,7 @@ impl Program {
             let Some(bytes) = v.bytes().filter(|&b| b <= MAX_DRAM_BYTES) else {
                 return Err(err(VariableFault::TooLarge));
             };
-            if let Some(init) = &v.init
-                && init.len() as u64 != bytes
-            {
+            if let Some(init) = v.init.as_ref().filter(|i| i.len() as u64 != bytes) {
                 return Err(err(VariableFault::InitLength {
                     got: init.len(),
                     want: bytes,

@@ -410,7 +410,7 @@ impl Machine {
                         break Err(err);
                     }
                     total += 1;
-                    if total % PROGRESS_EVERY == 0 {
+                    if total.is_multiple_of(PROGRESS_EVERY) {
                         progress(total);
                     }
                 }

@@ -89,7 +89,7 @@ pub fn random_pool(rng: &mut fastrand::Rng) -> S4d4Pl {
     let mut dst_num = [1u16; 4];
     let mut left = outputs;
     for n in dst_num.iter_mut().take(3) {
-        let divisors: Vec<u16> = (1..=left).filter(|v| left % v == 0).collect();
+        let divisors: Vec<u16> = (1..=left).filter(|v| left.is_multiple_of(*v)).collect();
         let v = divisors[rng.usize(..divisors.len())];
         *n = v;
         left /= v;

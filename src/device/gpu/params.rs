@@ -191,8 +191,8 @@ pub fn rows_path(op: &PoolOp) -> bool {
         && s.num[0] == 2
         && s.step[0] == 1
         && s.step[k] == 2
-        && s.num[k] % SEGMENT as u64 == 0
-        && s.offset % 16 == 0
+        && s.num[k].is_multiple_of(SEGMENT as u64)
+        && s.offset.is_multiple_of(16)
         && walked_steps(s.num, s.step, 0)
             .zip((1..4).filter(|&d| s.num[d] > 1))
             .all(|(st, d)| d == k || st % 4 == 0)
@@ -205,7 +205,7 @@ pub fn dst_vec4(op: &PoolOp) -> bool {
     let d = op.dst();
     op.out_ty().size() == 4
         && d.step[0] == 1
-        && d.num[0] % 4 == 0
-        && d.offset % 16 == 0
+        && d.num[0].is_multiple_of(4)
+        && d.offset.is_multiple_of(16)
         && walked_steps(d.num, d.step, 0).all(|st| st % 4 == 0)
 }

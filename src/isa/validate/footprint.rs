@@ -116,12 +116,12 @@ impl Bits {
 #[inline(always)]
 pub(crate) fn check_overlap(src: &Walk, dst: &Walk, channels: u32) -> Result<(), Fail> {
     // Outputs: equal-size elements from one base are disjoint iff their indices differ.
-    if !dst.tensor.provably_injective() {
-        if let Some(b) = first_repeated_output(*dst) {
-            return Err(Fail::EmuOverlap {
-                why: OverlapFault::Outputs { offset: b as u32 },
-            });
-        }
+    if !dst.tensor.provably_injective()
+        && let Some(b) = first_repeated_output(*dst)
+    {
+        return Err(Fail::EmuOverlap {
+            why: OverlapFault::Outputs { offset: b as u32 },
+        });
     }
     // src vs dst: only lanes that land in the same partition of the same region matter.
     let lanes_meet = src.region == dst.region
