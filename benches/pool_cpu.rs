@@ -7,9 +7,11 @@
 //!
 //! `cargo bench --bench pool_cpu`
 
+mod common;
+use common::time;
 use std::hint::black_box;
 use std::num::NonZeroUsize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tpb_emu::device::pool::{self, CpuOptions, PoolOp};
 use tpb_emu::device::{DeviceMemory, Validated};
 use tpb_emu::isa::samples::pool_2x2_map;
@@ -25,20 +27,6 @@ fn record(func: PoolFunc) -> PoolOp {
     let r = pool_2x2_map(func, 128, H, W, 0, OUT_OFFSET);
     let v = Validated::new(0, r.encode(), Target::pool(Arch::Cayman)).expect("valid record");
     PoolOp::from_validated(&v).expect("a pool op")
-}
-
-/// Median seconds per call of `f`, over about `budget` of runs (at least 5).
-fn time(budget: Duration, mut f: impl FnMut()) -> f64 {
-    f(); // warm up
-    let mut v = vec![];
-    let start = Instant::now();
-    while v.len() < 5 || start.elapsed() < budget {
-        let t = Instant::now();
-        f();
-        v.push(t.elapsed().as_secs_f64());
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn row(name: &str, threads: usize, secs: f64, bytes: u64) {

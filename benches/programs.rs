@@ -15,9 +15,11 @@
 //! Times are medians. `cargo bench --bench programs` (`PROGRAMS_BENCH_MS`
 //! sets the time budget per row, default 1500).
 
+mod common;
+use common::time;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tpb_emu::device::gpu::{BackendChoice, Gpu, GpuExecutor};
 use tpb_emu::device::{CpuExecutor, Executor, NoTrace};
 use tpb_emu::isa::control::{alu, cmp};
@@ -26,20 +28,6 @@ use tpb_emu::isa::tensor::Region;
 use tpb_emu::limits::Arch;
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::{Machine, Program, Staged, Variable, manifest, stage};
-
-/// Median seconds per call of `f`, over about `budget` of runs (at least 5).
-fn time(budget: Duration, mut f: impl FnMut()) -> f64 {
-    f(); // warm up
-    let mut v = vec![];
-    let start = Instant::now();
-    while v.len() < 5 || start.elapsed() < budget {
-        let t = Instant::now();
-        f();
-        v.push(t.elapsed().as_secs_f64());
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn run(staged: &Arc<Staged>, exec: &mut dyn Executor) -> u64 {
     let mut m = Machine::new(Arc::clone(staged));

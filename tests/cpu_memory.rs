@@ -3,36 +3,14 @@
 //! pattern first). Footprints are computed here, from the TENSOR4D fields,
 //! independently of the executor and the validator.
 
+mod common;
+
+use common::{IN_DTYPES as IN, OUT_DTYPES as OUT};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, NoTrace, Program, Validated, run_program};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Addr4, Dtype, Opcode, PoolDim, PoolFunc, Record, Region, S4d4Pl, Tensor4d};
 use tpb_emu::limits::Arch;
-
-const IN: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::INT64,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-];
-const OUT: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-    Dtype::FP32R,
-];
 
 fn active(region: Region, arch: Arch) -> u32 {
     match region {

@@ -6,6 +6,9 @@
 //! Every run goes through both CPU paths from the same memory and asserts the
 //! two agree byte for byte before the result is checked.
 
+mod common;
+
+use common::{IN_DTYPES as IN_TYPES, OUT_DTYPES as OUT_TYPES};
 use tpb_emu::device::pool::{self, CpuOptions, PoolOp};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, NoTrace, Program, Validated, run_program};
 use tpb_emu::isa::samples::{SEED_DST_OFFSET, SEED_SRC, seed_dst, seed_max_pool_select, seed_pool};
@@ -826,31 +829,6 @@ fn ref_store(d: Dtype, x: f32) -> Vec<u8> {
         _ => unreachable!(),
     }
 }
-
-const IN_TYPES: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::INT64,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-];
-const OUT_TYPES: [Dtype; 10] = [
-    Dtype::UINT8,
-    Dtype::INT8,
-    Dtype::UINT16,
-    Dtype::INT16,
-    Dtype::UINT32,
-    Dtype::INT32,
-    Dtype::FP16,
-    Dtype::BFLOAT16,
-    Dtype::FP32,
-    Dtype::FP32R,
-];
 
 #[test]
 fn every_dtype_pair() {
