@@ -1,7 +1,7 @@
 // The POOL engine's Pool and MaxPoolSelect on the GPU (SPEC §6).
 //
-// One invocation folds one (lane, output) pair in fp32, in stream order, and
-// stores one output element. The CPU reference (src/device/pool.rs,
+// Each (lane, output) pair is folded in fp32, in stream order, into one
+// output element. The CPU reference (src/device/pool.rs,
 // src/device/convert.rs) defines the semantics; every function here mirrors
 // one there and must give the same bits. Everything that GPUs may do
 // differently is done with integer bit operations: integer→f32 and
@@ -11,9 +11,17 @@
 // The dtype pair and the fold are pipeline-overridable constants: each
 // variant is compiled once and cached (the host keys pipelines by them), so
 // the per-element `switch`es fold away instead of diverging per invocation.
-// Each invocation folds a segment of SEGMENT consecutive outputs of one lane:
-// the coordinate divisions happen once per segment, and odometers step the
-// src window base and the dst position from one output to the next.
+// Each invocation folds a segment of consecutive outputs of one lane (SEGMENT
+// in `pool`, `chunks` runs of 4 in `pool_rows`): coordinates are computed
+// once per segment, and odometers step the src window base and the dst
+// position from one output to the next.
+//
+// Written for llvmpipe too (Mesa's software Vulkan, which CI runs): it runs
+// 8 invocations as one SIMD program, so a branch costs both of its sides,
+// integer division and dynamically indexed vectors go one lane at a time,
+// and uniforms are cheap only when read outside control flow. Hence: no
+// integer division (`udiv`), no dynamic indexing, parameters read once at
+// the top, and what the host knows per pipeline in override constants.
 //
 // Memory: SBUF (128 partitions × active bytes) then PSUM, as u32 words. Words
 // are atomic because 1- and 2-byte outputs of different invocations can share
@@ -39,19 +47,24 @@ struct Params {
     out_dtype: u32,       // the host's copy of OUT_DTYPE
     scale_bits: u32,      // f32 bits of pool_scale
     groups_x: u32,        // workgroups along x of a 2-D dispatch
-    segments: u32,        // ceil(outputs / SEGMENT): invocations per lane
-    dst_vec4: u32,        // pool_rows: 1 when 4 consecutive outputs are one aligned vec4
-    pad1: u32,
-    pad2: u32,
+    segments: u32,        // invocations per lane
+    dst_vec4: u32,        // the host's copy of DST_VEC4
+    chunks: u32,          // pool_rows: runs of 4 outputs per invocation
+    entry: u32,           // the host's choice of entry point (1: pool_rows)
 }
 
 // The pipeline variant: DTYPE bytes of input and output, and the fold.
 override IN_DTYPE: u32 = 10u;
 override OUT_DTYPE: u32 = 10u;
 override OP: u32 = 0u;
+// pool_rows: every run of 4 outputs is one aligned fp32 vec4 (the host's `dst_vec4`).
+override DST_VEC4: bool = false;
 
 @group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
-@group(0) @binding(1) var<uniform> p: Params;
+// Read once, into `p`, at the top of each entry point: llvmpipe loads a
+// uniform as one scalar only outside control flow, and once per invocation
+// (a gather) inside it.
+@group(0) @binding(1) var<uniform> params: Params;
 // The same memory as 16-byte words, for `pool_rows`' vector loads and stores
 // (each entry point uses one view; the host binds the same buffer to both).
 @group(0) @binding(2) var<storage, read_write> memv: array<vec4<u32>>;
@@ -102,14 +115,13 @@ fn flush(b: u32) -> u32 {
     return b;
 }
 
-// A u32 whose unsigned order is the float order of non-NaN values, with
-// -0 and +0 equal (IEEE compares them equal). NaN maps to 0, below -inf's
-// key, so a NaN never wins a MAX (EC-11). Branch-free: SIMD drivers run it
-// on every lane at once.
-fn order_key(b: u32) -> u32 {
-    let k = select(b | SIGN, ~b, (b & SIGN) != 0u);
-    let zero_or_nan = select(k, SIGN, (b & 0x7FFFFFFFu) == 0u);
-    return select(zero_or_nan, 0u, is_nan(b));
+// An i32 whose order is the float order of non-NaN values, with -0 and +0
+// equal (IEEE compares them equal): a negative value's key is minus its
+// magnitude. NaN maps to the i32 minimum, below -inf's key, so a NaN never
+// wins a MAX (EC-11). Branch-free: SIMD drivers run it on every lane at once.
+fn order_key(b: u32) -> i32 {
+    let k = select(bitcast<i32>(b), bitcast<i32>(SIGN - b), (b & SIGN) != 0u);
+    return select(k, -2147483647 - 1, is_nan(b));
 }
 
 // ---- integer → f32, round to nearest even, by bits ----
@@ -348,28 +360,68 @@ fn store_f32(byte: u32, d: u32, b: u32) {
 }
 
 // ---- coordinates ----
+//
+// No integer division and no dynamically indexed vectors: llvmpipe (Mesa's
+// software Vulkan, which CI runs) divides one lane at a time and keeps
+// dynamically indexed vectors in memory, which costs more than the fold.
 
-// Output `o`'s coordinates over the src dims outside the window (dims k..3;
-// zero on the window dims).
-fn outer_coords(o: u32, k: u32) -> vec4<u32> {
-    var sc = vec4<u32>(0u);
-    var rest = o;
-    for (var d = k; d < 4u; d++) {
-        sc[d] = rest % p.src_num[d];
-        rest /= p.src_num[d];
-    }
-    return sc;
+// floor(n / d) for n < 2^30 and 1 <= d < 2^24, exact whatever the precision
+// of f32 division (WGSL allows 2.5 ULP): an estimate, one f32 correction
+// step (then within one), one integer correction. Wrapping u32/i32
+// arithmetic keeps the intermediate remainders exact.
+fn udiv(n: u32, d: u32) -> u32 {
+    let fd = f32(d);
+    var q = u32(f32(n) / fd);
+    q = bitcast<u32>(bitcast<i32>(q) + i32(floor(f32(bitcast<i32>(n - q * d)) / fd)));
+    let r = bitcast<i32>(n - q * d);
+    return q + select(0u, 1u, r >= i32(d)) - select(0u, 1u, r < 0);
 }
 
-// Output `o`'s coordinates over the dst walk.
-fn dst_coords(o: u32) -> vec4<u32> {
-    var dc = vec4<u32>(0u);
-    var rest = o;
-    for (var d = 0u; d < 4u; d++) {
-        dc[d] = rest % p.dst_num[d];
-        rest /= p.dst_num[d];
-    }
-    return dc;
+// `o`'s coordinates in a walk over `num` (dim 0 fastest); o < the product.
+fn coords(o: u32, num: vec4<u32>) -> vec4<u32> {
+    let q0 = udiv(o, num.x);
+    let q1 = udiv(q0, num.y);
+    let q2 = udiv(q1, num.z);
+    return vec4<u32>(o - q0 * num.x, q0 - q1 * num.y, q1 - q2 * num.z, q2);
+}
+
+// Steps coordinates `c` over `num` by `by` along dim 0 (`by` divides num.x,
+// c.x a multiple of `by`): the odometer from one output to the next.
+fn advance(c: vec4<u32>, num: vec4<u32>, by: u32) -> vec4<u32> {
+    let x = c.x + by;
+    let cx = x >= num.x;
+    let y = c.y + select(0u, 1u, cx);
+    let cy = cx && y >= num.y;
+    let z = c.z + select(0u, 1u, cy);
+    let cz = cy && z >= num.z;
+    return vec4<u32>(select(x, 0u, cx), select(y, 0u, cy), select(z, 0u, cz), c.w + select(0u, 1u, cz));
+}
+
+// A loop bound the shader compiler cannot see through. lavapipe (Mesa's
+// software Vulkan, which CI runs) specializes a shader on the uniform values
+// that bound its loops and recompiles it for every dispatch whose values
+// change — a millisecond per record. `z` is workgroup_id.z, always 0 (the
+// host dispatches one layer), so the value is unchanged but no longer a
+// pure uniform.
+fn opaque(v: u32, z: u32) -> u32 {
+    return v + z;
+}
+
+// Which src dims form the window (dims 0..win_dims).
+fn window_mask(p: Params) -> vec4<bool> {
+    return vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.win_dims);
+}
+
+// The window's extent per dim (1 outside it): the window loops' bounds,
+// through `opaque`.
+fn window_extent(p: Params, z: u32) -> vec4<u32> {
+    return select(vec4<u32>(1u), p.src_num, window_mask(p)) + vec4<u32>(opaque(0u, z));
+}
+
+// The element offset (in elements, relative to the lane's base) of window
+// row (y, z, w) of the window whose first element is at `base`.
+fn row_offset(p: Params, base: i32, y: u32, z: u32, w: u32) -> i32 {
+    return base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
 }
 
 // ---- the fold ----
@@ -377,12 +429,12 @@ fn dst_coords(o: u32) -> vec4<u32> {
 // One output's running fold: the value, its order key, and its window position.
 struct Fold {
     acc: u32,
-    key: u32,
+    key: i32,
     arg: u32,
 }
 
 // The value to store: AVG multiplies the sum once by pool_scale (EC-12).
-fn finish(acc: u32) -> u32 {
+fn finish(p: Params, acc: u32) -> u32 {
     if OP == OP_AVG {
         return flush(bitcast<u32>(bitcast<f32>(acc) * bitcast<f32>(p.scale_bits)));
     }
@@ -404,36 +456,34 @@ fn fold(f: Fold, v: u32, e: u32) -> Fold {
 
 @compute @workgroup_size(64)
 fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let p = params;
     let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
     if id >= p.channels * p.segments {
         return;
     }
-    let lane = id / p.segments;
-    let first = (id % p.segments) * SEGMENT;
+    let lane = udiv(id, p.segments);
+    let first = (id - lane * p.segments) * SEGMENT;
     let count = min(SEGMENT, p.outputs - first);
 
-    // Coordinates of output `first`: over the src dims outside the window,
-    // and over the dst walk.
-    let k = p.win_dims;
-    var sc = outer_coords(first, k);
-    var dc = dst_coords(first);
-    var n = vec4<u32>(1u);
-    for (var d = 0u; d < k; d++) {
-        n[d] = p.src_num[d];
-    }
+    // The window extents, and the walk of windows over the other dims.
+    let n = window_extent(p, wg.z);
+    let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
+    // Coordinates of output `first` in both walks (sc is 0 on window dims).
+    var sc = coords(first, outer);
+    var dc = coords(first, p.dst_num);
     let in_size = dtype_size(IN_DTYPE);
     let out_size = dtype_size(OUT_DTYPE);
     let lane_src = i32(p.src_base + lane * p.src_lane_stride);
     let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
 
     for (var j = 0u; j < count; j++) {
-        let base = dot(vec4<i32>(sc), p.src_step); // sc is 0 on window dims
+        let base = dot(vec4<i32>(sc), p.src_step);
         var f = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
         var e = 0u;
         for (var w = 0u; w < n.w; w++) {
             for (var z = 0u; z < n.z; z++) {
                 for (var y = 0u; y < n.y; y++) {
-                    let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
+                    let row = row_offset(p, base, y, z, w);
                     for (var x = 0u; x < n.x; x++) {
                         let idx = row + i32(x) * p.src_step.x;
                         f = fold(f, load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE), e);
@@ -447,24 +497,10 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         if OP == OP_SELECT {
             store_bits(dbyte, out_size, f.arg); // an integer, never through f32
         } else {
-            store_f32(dbyte, OUT_DTYPE, finish(f.acc));
+            store_f32(dbyte, OUT_DTYPE, finish(p, f.acc));
         }
-
-        // Step both odometers to the next output.
-        for (var d = k; d < 4u; d++) {
-            sc[d]++;
-            if sc[d] < p.src_num[d] {
-                break;
-            }
-            sc[d] = 0u;
-        }
-        for (var d = 0u; d < 4u; d++) {
-            dc[d]++;
-            if dc[d] < p.dst_num[d] {
-                break;
-            }
-            dc[d] = 0u;
-        }
+        sc = advance(sc, outer, 1u);
+        dc = advance(dc, p.dst_num, 1u);
     }
 }
 
@@ -472,10 +508,11 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 //
 // For the commonest shape — 4-byte input, windows two elements wide with x
 // step 1, adjacent along the first dim outside the window (step 2), rows
-// 16-byte aligned — one invocation reads each window row of 4 consecutive
-// outputs as two vec4 loads. The host picks this entry point only when those
-// conditions hold (`rows_path` in src/device/gpu/params.rs); the fold, the
-// conversions and the stores are the ones `pool` uses, in the same order.
+// 16-byte aligned — an invocation folds `chunks` runs of 4 consecutive
+// outputs along that dim, reading each window row of a run as two vec4
+// loads. The host picks this entry point only when those conditions hold
+// (`rows_path` in src/device/gpu/params.rs); the fold, the conversions and
+// the stores are the ones `pool` uses, in the same order.
 
 fn load_word_f32_bits(w: u32) -> u32 {
     switch IN_DTYPE {
@@ -485,75 +522,76 @@ fn load_word_f32_bits(w: u32) -> u32 {
     }
 }
 
+// Folds window row `v` (two elements per output) into the runs' folds.
+fn fold_row(f: array<Fold, 4>, lo: vec4<u32>, hi: vec4<u32>, e: u32) -> array<Fold, 4> {
+    // Output j's window row is words 2j and 2j+1, in stream order.
+    return array<Fold, 4>(
+        fold(fold(f[0], load_word_f32_bits(lo.x), e), load_word_f32_bits(lo.y), e + 1u),
+        fold(fold(f[1], load_word_f32_bits(lo.z), e), load_word_f32_bits(lo.w), e + 1u),
+        fold(fold(f[2], load_word_f32_bits(hi.x), e), load_word_f32_bits(hi.y), e + 1u),
+        fold(fold(f[3], load_word_f32_bits(hi.z), e), load_word_f32_bits(hi.w), e + 1u),
+    );
+}
+
 @compute @workgroup_size(64)
 fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let p = params;
     let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
     if id >= p.channels * p.segments {
         return;
     }
-    let lane = id / p.segments;
-    let first = (id % p.segments) * SEGMENT; // 4 outputs along dim k, never crossing its end
-    let k = p.win_dims;
-    let sc = outer_coords(first, k);
-    var n = vec4<u32>(1u);
-    for (var d = 1u; d < k; d++) {
-        n[d] = p.src_num[d];
-    }
-    let base = dot(vec4<i32>(sc), p.src_step);
-    let lane_src = i32(p.src_base + lane * p.src_lane_stride);
-
-    let init = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
-    var f0 = init;
-    var f1 = init;
-    var f2 = init;
-    var f3 = init;
-    var e = 0u;
-    for (var w = 0u; w < n.w; w++) {
-        for (var z = 0u; z < n.z; z++) {
-            for (var y = 0u; y < n.y; y++) {
-                let row = base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
-                let q = u32(lane_src + row * 4) >> 4u;
-                let lo = memv[q];
-                let hi = memv[q + 1u];
-                // Output j's window row is words 2j and 2j+1, in stream order.
-                f0 = fold(fold(f0, load_word_f32_bits(lo.x), e), load_word_f32_bits(lo.y), e + 1u);
-                f1 = fold(fold(f1, load_word_f32_bits(lo.z), e), load_word_f32_bits(lo.w), e + 1u);
-                f2 = fold(fold(f2, load_word_f32_bits(hi.x), e), load_word_f32_bits(hi.y), e + 1u);
-                f3 = fold(fold(f3, load_word_f32_bits(hi.z), e), load_word_f32_bits(hi.w), e + 1u);
-                e += 2u;
-            }
-        }
-    }
-    let acc = vec4<u32>(f0.acc, f1.acc, f2.acc, f3.acc);
-    let arg = vec4<u32>(f0.arg, f1.arg, f2.arg, f3.arg);
-
-    var dc = dst_coords(first);
+    let lane = udiv(id, p.segments);
+    let first = (id - lane * p.segments) * p.chunks * 4u; // never crosses the end of dim k
+    let n = window_extent(p, wg.z);
+    let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
+    // Byte offset of the first run's window, and the dst coordinates of its first output.
+    var src = i32(p.src_base + lane * p.src_lane_stride) + dot(vec4<i32>(coords(first, outer)), p.src_step) * 4;
+    var dc = coords(first, p.dst_num);
     let out_size = dtype_size(OUT_DTYPE);
     let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
-    let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
-    var out = vec4<u32>(0u);
-    for (var j = 0u; j < 4u; j++) {
-        out[j] = select(finish(acc[j]), arg[j], OP == OP_SELECT);
-    }
-    if p.dst_vec4 == 1u && OP != OP_SELECT && out_size == 4u && OUT_DTYPE >= 10u {
-        // fp32/fp32r: the stored bits are the f32 bits, NaN canonical (EC-20).
-        memv[dbyte >> 4u] = select(out, vec4<u32>(F32_CANONICAL_NAN), (out & vec4<u32>(0x7FFFFFFFu)) > vec4<u32>(0x7F800000u));
-        return;
-    }
-    // Any other output: the dst walk of consecutive outputs, one store each.
-    for (var j = 0u; j < 4u; j++) {
-        let b = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
-        if OP == OP_SELECT {
-            store_bits(b, out_size, out[j]);
-        } else {
-            store_f32(b, OUT_DTYPE, out[j]);
-        }
-        for (var d = 0u; d < 4u; d++) {
-            dc[d]++;
-            if dc[d] < p.dst_num[d] {
-                break;
+    let init = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
+
+    for (var c = 0u; c < opaque(p.chunks, wg.z); c++) {
+        var f = array<Fold, 4>(init, init, init, init);
+        var e = 0u;
+        for (var w = 0u; w < n.w; w++) {
+            for (var z = 0u; z < n.z; z++) {
+                for (var y = 0u; y < n.y; y++) {
+                    let q = u32(src + row_offset(p, 0, y, z, w) * 4) >> 4u;
+                    f = fold_row(f, memv[q], memv[q + 1u], e);
+                    e += 2u;
+                }
             }
-            dc[d] = 0u;
         }
+        let acc = vec4<u32>(finish(p, f[0].acc), finish(p, f[1].acc), finish(p, f[2].acc), finish(p, f[3].acc));
+        let arg = vec4<u32>(f[0].arg, f[1].arg, f[2].arg, f[3].arg);
+        let out = select(acc, arg, OP == OP_SELECT);
+        let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
+        if DST_VEC4 {
+            // fp32/fp32r: the stored bits are the f32 bits, NaN canonical (EC-20).
+            memv[dbyte >> 4u] = select(out, vec4<u32>(F32_CANONICAL_NAN), (out & vec4<u32>(0x7FFFFFFFu)) > vec4<u32>(0x7F800000u));
+            dc = advance(dc, p.dst_num, 4u);
+        } else {
+            // Any other output: the dst walk of consecutive outputs, one store each.
+            store_out(p, lane_dst, dc, out_size, out.x);
+            dc = advance(dc, p.dst_num, 1u);
+            store_out(p, lane_dst, dc, out_size, out.y);
+            dc = advance(dc, p.dst_num, 1u);
+            store_out(p, lane_dst, dc, out_size, out.z);
+            dc = advance(dc, p.dst_num, 1u);
+            store_out(p, lane_dst, dc, out_size, out.w);
+            dc = advance(dc, p.dst_num, 1u);
+        }
+        src += 32; // the next 4 windows: 8 elements on
+    }
+}
+
+// Stores one finished output (or MaxPoolSelect's index) at dst coordinates `dc`.
+fn store_out(p: Params, lane_dst: i32, dc: vec4<u32>, out_size: u32, v: u32) {
+    let b = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
+    if OP == OP_SELECT {
+        store_bits(b, out_size, v);
+    } else {
+        store_f32(b, OUT_DTYPE, v);
     }
 }

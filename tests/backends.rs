@@ -260,6 +260,69 @@ fn random_streams_agree_bit_for_bit() {
     }
 }
 
+/// Records big enough that the shader's float-based division (`udiv`) meets
+/// invocation ids in the hundreds of thousands and odd divisors, on both
+/// entry points: a generic fp16 record (dst walked over 29 × 37 × 7) and a
+/// `pool_rows` record with runs of 4 vec4s whose dst rows carry mid-invocation.
+#[test]
+fn large_records_with_odd_counts_agree() {
+    use tpb_emu::device::Validated;
+    use tpb_emu::device::gpu::params::{dst_vec4, rows_chunks, rows_path};
+    use tpb_emu::device::pool::PoolOp;
+    use tpb_emu::isa::Opcode;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x1A26_E000);
+    let sbuf = |offset| Addr4::new(Region::Sbuf, 0, offset);
+    let generic = S4d4Pl::new(
+        Opcode::POOL,
+        PoolFunc::MAX_POOL,
+        PoolDim::X,
+        Dtype::FP16,
+        Dtype::FP32,
+        128,
+        1.0,
+        Tensor4d::new(sbuf(0), [(3, 1), (37, 3), (29, 111), (7, 3219)]),
+        Tensor4d::new(sbuf(0x1_0000), [(29, 1), (37, 29), (7, 29 * 37), (1, 1)]),
+    );
+    let rows = S4d4Pl::new(
+        Opcode::POOL,
+        PoolFunc::AVG_POOL,
+        PoolDim::XY,
+        Dtype::FP32,
+        Dtype::FP32,
+        128,
+        0.25,
+        Tensor4d::new(sbuf(0), [(2, 1), (2, 96), (48, 2), (61, 192)]),
+        Tensor4d::new(sbuf(0x1_0000), [(48, 1), (61, 52), (1, 1), (1, 1)]),
+    );
+    let op = |p: &S4d4Pl| {
+        let v = Validated::new(0, p.encode(), Target::pool(ARCH)).expect("valid");
+        PoolOp::from_validated(&v).unwrap()
+    };
+    assert!(!rows_path(&op(&generic)));
+    let r = op(&rows);
+    assert!(rows_path(&r) && dst_vec4(&r) && rows_chunks(&r) == 4);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    for p in [generic, rows] {
+        randomize(&mut mem, &mut rng, 0xA5);
+        randomize_lanes(&mut mem, &mut rng, 0..0x1_0000);
+        let cpu = run_on(&mut CpuExecutor::default(), &[p], &mem);
+        let gpu_out = run_on(&mut gpu_exec, &[p], &mem);
+        if let Some((region, b, x, y)) = first_difference(&cpu, &gpu_out) {
+            panic!(
+                "{}: {} byte {b}: cpu {x:#04x} gpu {y:#04x}",
+                tpb_emu::isa::text::disasm_record(&p.encode()),
+                region.name()
+            );
+        }
+        assert!(
+            first_difference(&cpu, &mem).is_some(),
+            "the record wrote nothing"
+        );
+    }
+}
+
 #[test]
 fn a_destroyed_device_is_an_error_not_a_panic() {
     let Some(gpu) = gpu() else { return };
@@ -308,7 +371,8 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
         num[d] = rng.u16(1..=3);
         step[d] = 4 * rng.i16(3..6);
     }
-    num[k] = 4 * rng.u16(1..=2);
+    // 4..=32 outputs per row: runs of 1, 2 and 4 vec4s per invocation (`rows_chunks`).
+    num[k] = 4 * rng.u16(1..=8);
     step[k] = 2;
     let row = 2 * num[k] as i16 + 4; // elements a window-row group spans, rounded up
     for d in k + 1..4 {
@@ -329,12 +393,19 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
         ][rng.usize(..5)]
     };
     let outputs: u16 = num[k..].iter().product();
-    // dst: contiguous (vec4-able when 4-byte) or strided by 2.
-    let dst_step = if rng.bool() { 1 } else { 2 };
-    let dst = Tensor4d::new(
-        Addr4::new(Region::Sbuf, 3, 0x2000 + 16 * rng.u32(0..4)),
-        [(outputs, dst_step), (1, 1), (1, 1), (1, 1)],
-    );
+    // dst: contiguous (vec4-able when 4-byte), strided by 2, or rows of 4
+    // or num[k] outputs 16-byte apart (the dst walk carries mid-invocation).
+    let base = Addr4::new(Region::Sbuf, 3, 0x2000 + 16 * rng.u32(0..4));
+    let dst = match rng.u8(0..4) {
+        0 => Tensor4d::new(base, [(outputs, 1), (1, 1), (1, 1), (1, 1)]),
+        1 => Tensor4d::new(base, [(outputs, 2), (1, 1), (1, 1), (1, 1)]),
+        2 => Tensor4d::new(base, [(4, 1), (outputs / 4, 8), (1, 1), (1, 1)]),
+        _ => {
+            let row = num[k];
+            let stride = row as i16 + 4 * rng.i16(0..3);
+            Tensor4d::new(base, [(row, 1), (outputs / row, stride), (1, 1), (1, 1)])
+        }
+    };
     let func = if select {
         PoolFunc::NONE
     } else if rng.bool() {
@@ -367,13 +438,13 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
 #[test]
 fn the_rows_fast_path_matches_the_cpu() {
     use tpb_emu::device::Validated;
-    use tpb_emu::device::gpu::params::{dst_vec4, rows_path};
+    use tpb_emu::device::gpu::params::{dst_vec4, rows_chunks, rows_path};
     use tpb_emu::device::pool::PoolOp;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x0F45_7000);
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut mem = DeviceMemory::new(ARCH);
-    let (mut taken, mut vec4_stores) = (0, 0);
+    let (mut taken, mut vec4_stores, mut chunks) = (0, 0, [0; 5]);
     for i in 0..150 {
         let p = random_rows_record(&mut rng);
         let Ok(v) = Validated::new(0, p.encode(), Target::pool(ARCH)) else {
@@ -387,8 +458,10 @@ fn the_rows_fast_path_matches_the_cpu() {
         );
         taken += 1;
         vec4_stores += dst_vec4(&op) as u32;
+        chunks[rows_chunks(&op) as usize] += 1;
         randomize(&mut mem, &mut rng, i as u8);
-        // randomize covers the first WINDOW bytes; the rows records read up to ~1 KiB further.
+        // randomize covers the first WINDOW bytes; the rows records read up to ~2 KiB further.
+        randomize_lanes(&mut mem, &mut rng, WINDOW as usize..4096);
         let cpu = run_on(&mut CpuExecutor::default(), &[p], &mem);
         let gpu_out = run_on(&mut gpu_exec, &[p], &mem);
         if let Some((region, b, x, y)) = first_difference(&cpu, &gpu_out) {
@@ -401,4 +474,8 @@ fn the_rows_fast_path_matches_the_cpu() {
     }
     assert!(taken > 100, "only {taken} records took the fast path");
     assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");
+    assert!(
+        chunks[1] > 10 && chunks[2] > 10 && chunks[4] > 10,
+        "runs per invocation not all exercised: {chunks:?}"
+    );
 }

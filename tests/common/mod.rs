@@ -174,12 +174,23 @@ const SPECIAL: [u32; 16] = [
 /// random words, a quarter of them special values; the rest with `poison`.
 pub fn randomize(mem: &mut DeviceMemory, rng: &mut fastrand::Rng, poison: u8) {
     mem.fill(poison);
+    randomize_lanes(mem, rng, 0..WINDOW as usize);
+}
+
+/// Fills `bytes` of every partition of SBUF and PSUM (clipped to each
+/// region) with random words, a quarter of them special values or subnormals.
+pub fn randomize_lanes(
+    mem: &mut DeviceMemory,
+    rng: &mut fastrand::Rng,
+    bytes: std::ops::Range<usize>,
+) {
     let arch: Arch = mem.arch();
     for region in [Region::Sbuf, Region::Psum] {
         let active = region.active_bytes(arch) as usize;
-        let bytes = mem.region_bytes_mut(region);
+        let span = bytes.start.min(active)..bytes.end.min(active);
+        let data = mem.region_bytes_mut(region);
         for part in 0..PARTITIONS as usize {
-            let lane = &mut bytes[part * active..part * active + WINDOW as usize];
+            let lane = &mut data[part * active + span.start..part * active + span.end];
             for w in lane.chunks_exact_mut(4) {
                 let v = match rng.u8(0..8) {
                     0 | 1 => SPECIAL[rng.usize(..SPECIAL.len())],

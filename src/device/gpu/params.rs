@@ -1,5 +1,6 @@
 //! The per-record parameter block shared with shaders/pool.wgsl.
 
+use crate::device::convert::OutType;
 use crate::device::memory::DeviceMemory;
 use crate::device::pool::{Func, PoolOp, Side};
 use crate::isa::tensor::Region;
@@ -45,10 +46,13 @@ pub struct PoolParams {
     pub groups_x: u32,
     /// Invocations per lane: `ceil(outputs / SEGMENT)`.
     pub segments: u32,
-    /// `pool_rows`: 1 when every 4 consecutive outputs form one aligned vec4.
+    /// `pool_rows`: 1 when it stores each run of 4 outputs as one vec4
+    /// (the host's copy of `DST_VEC4`, see [`dst_vec4`]).
     pub dst_vec4: u32,
-    /// Padding to the WGSL struct's 16-byte size multiple.
-    pub pad: [u32; 2],
+    /// `pool_rows`: runs of 4 outputs per invocation (see [`rows_chunks`]).
+    pub chunks: u32,
+    /// 1 for `pool_rows`, 0 for `pool` (the host's choice; the shader ignores it).
+    pub entry: u32,
 }
 
 // The WGSL struct's layout: four vec4s, then sixteen u32s.
@@ -69,6 +73,8 @@ pub const OP_SELECT: u32 = 2;
 pub const WORKGROUP: u32 = 64;
 /// Consecutive outputs one invocation folds (`SEGMENT` in the shader).
 pub const SEGMENT: u32 = 4;
+/// Most runs of 4 outputs one `pool_rows` invocation folds.
+pub const ROWS_MAX_CHUNKS: u32 = 4;
 
 /// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
 pub fn region_base(region: Region, arch: Arch) -> u32 {
@@ -111,6 +117,9 @@ impl PoolParams {
             Func::Avg { scale } => (OP_AVG, scale),
             Func::Select => (OP_SELECT, 1.0),
         };
+        let rows = rows_path(op);
+        let chunks = if rows { rows_chunks(op) } else { 1 };
+        let per_invocation = if rows { 4 * chunks } else { SEGMENT };
         PoolParams {
             src_num: op.src().num.map(|n| n as u32),
             src_step: op.src().step.map(|s| s as i32),
@@ -128,10 +137,10 @@ impl PoolParams {
             out_dtype: op.out_ty().dtype().0 as u32,
             scale_bits: scale.to_bits(),
             groups_x: 0,
-            segments: (op.num() as u32).div_ceil(SEGMENT),
-            dst_vec4: dst_vec4(op) as u32,
-            // pad[0] carries the entry-point choice for `variant`; the shader ignores it.
-            pad: [rows_path(op) as u32, 0],
+            segments: (op.num() as u32).div_ceil(per_invocation),
+            dst_vec4: (rows && dst_vec4(op)) as u32,
+            chunks,
+            entry: rows as u32,
         }
     }
 
@@ -146,7 +155,8 @@ impl PoolParams {
             op: self.op,
             in_dtype: self.in_dtype,
             out_dtype: self.out_dtype,
-            rows: self.pad[0] == 1,
+            rows: self.entry == 1,
+            dst_vec4: self.dst_vec4 == 1,
         }
     }
 }
@@ -163,6 +173,10 @@ pub struct Variant {
     pub out_dtype: u32,
     /// The `pool_rows` entry point instead of `pool`.
     pub rows: bool,
+    /// `pool_rows` stores each segment as one vec4 (`DST_VEC4`): the other
+    /// store path is compiled out, which software rasterizers that run both
+    /// sides of every branch (llvmpipe) otherwise pay for.
+    pub dst_vec4: bool,
 }
 
 impl Variant {
@@ -198,12 +212,26 @@ pub fn rows_path(op: &PoolOp) -> bool {
             .all(|(st, d)| d == k || st % 4 == 0)
 }
 
-/// Whether 4 consecutive outputs of `op` (from a multiple of 4) are one
-/// aligned 16-byte word: 4-byte output, x step 1, x count a multiple of 4,
-/// other walked steps multiples of 4, 16-byte aligned start.
+/// Runs of 4 outputs one `pool_rows` invocation folds: the largest of
+/// 1, 2, [`ROWS_MAX_CHUNKS`] whose outputs divide the row (dim k), so a run
+/// never crosses a row's end. More per invocation spreads the coordinate
+/// arithmetic over more bytes.
+pub fn rows_chunks(op: &PoolOp) -> u32 {
+    let row = op.src().num[op.window_dims()];
+    [ROWS_MAX_CHUNKS, 2, 1]
+        .into_iter()
+        .find(|&c| row.is_multiple_of(4 * c as u64))
+        .unwrap_or(1)
+}
+
+/// Whether 4 consecutive outputs of `op` (from a multiple of 4) can be
+/// stored as one vec4 of f32 bits: an fp32/fp32r Pool output (MaxPoolSelect
+/// writes indices, the integer outputs convert), x step 1, x count a
+/// multiple of 4, other walked steps multiples of 4, 16-byte aligned start.
 pub fn dst_vec4(op: &PoolOp) -> bool {
     let d = op.dst();
-    op.out_ty().size() == 4
+    op.func() != Func::Select
+        && matches!(op.out_ty(), OutType::F32 | OutType::F32r)
         && d.step[0] == 1
         && d.num[0].is_multiple_of(4)
         && d.offset.is_multiple_of(16)

@@ -99,6 +99,7 @@ impl<'g> GpuPool<'g> {
             ("OP", v.op as f64),
             ("IN_DTYPE", v.in_dtype as f64),
             ("OUT_DTYPE", v.out_dtype as f64),
+            ("DST_VEC4", v.dst_vec4 as u32 as f64),
         ];
         let p = self.gpu.scoped(|| {
             self.gpu
@@ -219,6 +220,7 @@ impl<'g> GpuPool<'g> {
                 for (i, (pipeline, gx, gy)) in grids.iter().enumerate() {
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &bind, &[(i as u64 * self.params_stride) as u32]);
+                    // One layer: the shader's `opaque` relies on workgroup_id.z == 0.
                     pass.dispatch_workgroups(*gx, *gy, 1);
                 }
             }
