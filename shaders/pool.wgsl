@@ -59,6 +59,10 @@ override OUT_DTYPE: u32 = 10u;
 override OP: u32 = 0u;
 // pool_rows: every run of 4 outputs is one aligned fp32 vec4 (the host's `dst_vec4`).
 override DST_VEC4: bool = false;
+// pool_rows: the window's rows when it has 1..=4 rows along dim 1 and no
+// more dims (so the row loop unrolls: llvmpipe pays dearly for loops with
+// runtime bounds), or 0: any window, counts from `params`.
+override WIN_ROWS: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
 // Read once, into `p`, at the top of each entry point: llvmpipe loads a
@@ -433,6 +437,13 @@ struct Fold {
     arg: u32,
 }
 
+// The fold's start: MAX from -inf (EC-11), AVG from +0.0 (EC-12). The +0.0
+// goes through `opaque`: once a window loop unrolls, a compiler may fold
+// +0.0 + x into x, which is wrong for x = -0.
+fn fold_init(z: u32) -> Fold {
+    return Fold(select(NEG_INF, opaque(0u, z), OP == OP_AVG), order_key(NEG_INF), 0u);
+}
+
 // The value to store: AVG multiplies the sum once by pool_scale (EC-12).
 fn finish(p: Params, acc: u32) -> u32 {
     if OP == OP_AVG {
@@ -478,7 +489,7 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
     for (var j = 0u; j < count; j++) {
         let base = dot(vec4<i32>(sc), p.src_step);
-        var f = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
+        var f = fold_init(wg.z);
         var e = 0u;
         for (var w = 0u; w < n.w; w++) {
             for (var z = 0u; z < n.z; z++) {
@@ -549,17 +560,25 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     var dc = coords(first, p.dst_num);
     let out_size = dtype_size(OUT_DTYPE);
     let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
-    let init = Fold(select(NEG_INF, 0u, OP == OP_AVG), order_key(NEG_INF), 0u); // EC-11 / EC-12
+    let init = fold_init(wg.z);
 
     for (var c = 0u; c < opaque(p.chunks, wg.z); c++) {
         var f = array<Fold, 4>(init, init, init, init);
         var e = 0u;
-        for (var w = 0u; w < n.w; w++) {
-            for (var z = 0u; z < n.z; z++) {
-                for (var y = 0u; y < n.y; y++) {
-                    let q = u32(src + row_offset(p, 0, y, z, w) * 4) >> 4u;
-                    f = fold_row(f, memv[q], memv[q + 1u], e);
-                    e += 2u;
+        if WIN_ROWS != 0u {
+            for (var y = 0u; y < WIN_ROWS; y++) {
+                let q = u32(src + i32(y) * p.src_step.y * 4) >> 4u;
+                f = fold_row(f, memv[q], memv[q + 1u], e);
+                e += 2u;
+            }
+        } else {
+            for (var w = 0u; w < n.w; w++) {
+                for (var z = 0u; z < n.z; z++) {
+                    for (var y = 0u; y < n.y; y++) {
+                        let q = u32(src + row_offset(p, 0, y, z, w) * 4) >> 4u;
+                        f = fold_row(f, memv[q], memv[q + 1u], e);
+                        e += 2u;
+                    }
                 }
             }
         }

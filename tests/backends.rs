@@ -438,10 +438,11 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
 #[test]
 fn the_rows_fast_path_matches_the_cpu() {
     use tpb_emu::device::Validated;
-    use tpb_emu::device::gpu::params::{dst_vec4, rows_chunks, rows_path};
+    use tpb_emu::device::gpu::params::{PoolParams, dst_vec4, rows_chunks, rows_path};
     use tpb_emu::device::pool::PoolOp;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x0F45_7000);
+    let mut unrolled = [0; 2]; // window rows from the parameters, unrolled
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut mem = DeviceMemory::new(ARCH);
     let (mut taken, mut vec4_stores, mut chunks) = (0, 0, [0; 5]);
@@ -459,6 +460,7 @@ fn the_rows_fast_path_matches_the_cpu() {
         taken += 1;
         vec4_stores += dst_vec4(&op) as u32;
         chunks[rows_chunks(&op) as usize] += 1;
+        unrolled[(PoolParams::new(&op, ARCH).variant().win_rows > 0) as usize] += 1;
         randomize(&mut mem, &mut rng, i as u8);
         // randomize covers the first WINDOW bytes; the rows records read up to ~2 KiB further.
         randomize_lanes(&mut mem, &mut rng, WINDOW as usize..4096);
@@ -477,5 +479,9 @@ fn the_rows_fast_path_matches_the_cpu() {
     assert!(
         chunks[1] > 10 && chunks[2] > 10 && chunks[4] > 10,
         "runs per invocation not all exercised: {chunks:?}"
+    );
+    assert!(
+        unrolled[0] > 10 && unrolled[1] > 10,
+        "window rows from the parameters / unrolled: {unrolled:?}"
     );
 }

@@ -73,6 +73,8 @@ pub const OP_SELECT: u32 = 2;
 pub const WORKGROUP: u32 = 64;
 /// Consecutive outputs one invocation folds (`SEGMENT` in the shader).
 pub const SEGMENT: u32 = 4;
+/// Most window rows `pool_rows` unrolls (each distinct count is a pipeline).
+pub const MAX_UNROLLED_ROWS: u32 = 4;
 /// Most runs of 4 outputs one `pool_rows` invocation folds.
 pub const ROWS_MAX_CHUNKS: u32 = 4;
 
@@ -157,12 +159,34 @@ impl PoolParams {
             out_dtype: self.out_dtype,
             rows: self.entry == 1,
             dst_vec4: self.dst_vec4 == 1,
+            win_rows: if self.entry == 1 {
+                self.unrolled_rows()
+            } else {
+                0
+            },
+        }
+    }
+
+    /// `WIN_ROWS` for `pool_rows`: the window's rows when they lie along
+    /// dim 1 alone and number at most [`MAX_UNROLLED_ROWS`], else 0.
+    fn unrolled_rows(&self) -> u32 {
+        let extent = |d: usize| {
+            if d < self.win_dims as usize {
+                self.src_num[d]
+            } else {
+                1
+            }
+        };
+        if extent(2) == 1 && extent(3) == 1 && extent(1) <= MAX_UNROLLED_ROWS {
+            extent(1)
+        } else {
+            0
         }
     }
 }
 
-/// A pipeline variant of the Pool kernel: the WGSL override constants
-/// `OP`, `IN_DTYPE` and `OUT_DTYPE`.
+/// A pipeline variant of the Pool kernel: its entry point and the WGSL
+/// override constants `OP`, `IN_DTYPE`, `OUT_DTYPE`, `DST_VEC4` and `WIN_ROWS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// [`OP_MAX`], [`OP_AVG`] or [`OP_SELECT`].
@@ -177,6 +201,9 @@ pub struct Variant {
     /// store path is compiled out, which software rasterizers that run both
     /// sides of every branch (llvmpipe) otherwise pay for.
     pub dst_vec4: bool,
+    /// `pool_rows`' window rows as a constant (`WIN_ROWS`), so its row loop
+    /// unrolls; 0 when the counts come from the parameters.
+    pub win_rows: u32,
 }
 
 impl Variant {

@@ -100,6 +100,7 @@ impl<'g> GpuPool<'g> {
             ("IN_DTYPE", v.in_dtype as f64),
             ("OUT_DTYPE", v.out_dtype as f64),
             ("DST_VEC4", v.dst_vec4 as u32 as f64),
+            ("WIN_ROWS", v.win_rows as f64),
         ];
         let p = self.gpu.scoped(|| {
             self.gpu
