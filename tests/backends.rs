@@ -301,7 +301,7 @@ fn large_records_with_odd_counts_agree() {
     };
     assert!(!rows_path(&op(&generic)));
     let r = op(&rows);
-    assert!(rows_path(&r) && dst_vec4(&r) && rows_chunks(&r) == 4);
+    assert!(rows_path(&r) && dst_vec4(&r) && rows_chunks(&r, 4) == 4);
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut mem = DeviceMemory::new(ARCH);
     for p in [generic, rows] {
@@ -438,11 +438,14 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
 #[test]
 fn the_rows_fast_path_matches_the_cpu() {
     use tpb_emu::device::Validated;
-    use tpb_emu::device::gpu::params::{PoolParams, dst_vec4, rows_chunks, rows_path};
+    use tpb_emu::device::gpu::params::{
+        PoolParams, dst_vec4, rows_chunks, rows_max_chunks, rows_path,
+    };
     use tpb_emu::device::pool::PoolOp;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x0F45_7000);
     let mut unrolled = [0; 2]; // window rows from the parameters, unrolled
+    let max = rows_max_chunks(gpu.adapter.device_type);
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut mem = DeviceMemory::new(ARCH);
     let (mut taken, mut vec4_stores, mut chunks) = (0, 0, [0; 5]);
@@ -459,8 +462,8 @@ fn the_rows_fast_path_matches_the_cpu() {
         );
         taken += 1;
         vec4_stores += dst_vec4(&op) as u32;
-        chunks[rows_chunks(&op) as usize] += 1;
-        unrolled[(PoolParams::new(&op, ARCH).variant().win_rows > 0) as usize] += 1;
+        chunks[rows_chunks(&op, max) as usize] += 1;
+        unrolled[(PoolParams::new(&op, ARCH, max).variant().win_rows > 0) as usize] += 1;
         randomize(&mut mem, &mut rng, i as u8);
         // randomize covers the first WINDOW bytes; the rows records read up to ~2 KiB further.
         randomize_lanes(&mut mem, &mut rng, WINDOW as usize..4096);
@@ -476,9 +479,12 @@ fn the_rows_fast_path_matches_the_cpu() {
     }
     assert!(taken > 100, "only {taken} records took the fast path");
     assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");
+    // lavapipe (CI) takes up to 4 runs per invocation; a hardware GPU one.
     assert!(
-        chunks[1] > 10 && chunks[2] > 10 && chunks[4] > 10,
-        "runs per invocation not all exercised: {chunks:?}"
+        [1, 2, 4]
+            .iter()
+            .all(|&c| c > max || chunks[c as usize] > 10),
+        "runs per invocation (up to {max}) not all exercised: {chunks:?}"
     );
     assert!(
         unrolled[0] > 10 && unrolled[1] > 10,

@@ -273,7 +273,7 @@ fn bench_gpu(
         let g = pool.run(params).map_err(gpu_error)?;
         Ok(g.unwrap_or_else(|| t0.elapsed()))
     };
-    let [max, avg] = [0, 1].map(|i| [PoolParams::new(&ops[i], arch)]);
+    let [max, avg] = [0, 1].map(|i| [pool.params(&ops[i])]);
     let copy = CopyKernel::new(gpu, moved / 2).map_err(gpu_error)?;
     // Warm-up: pipeline compilation happens on first use on some drivers.
     timed(&max)?;
@@ -293,7 +293,7 @@ fn bench_gpu(
             2 * copy.bytes(),
         ),
     ];
-    let params: Vec<PoolParams> = small.iter().map(|o| PoolParams::new(o, arch)).collect();
+    let params: Vec<PoolParams> = small.iter().map(|o| pool.params(o)).collect();
     let wall = |params: &[PoolParams]| -> Result<Duration, CliError> {
         let t0 = Instant::now();
         pool.run(params).map_err(gpu_error)?;

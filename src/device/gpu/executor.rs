@@ -50,7 +50,7 @@ impl Executor for GpuExecutor<'_> {
         if mem.arch() != self.pool.arch() {
             return Err(BackendError::new("gpu", "memory of another generation"));
         }
-        self.queued.push(PoolParams::new(op, self.pool.arch()));
+        self.queued.push(self.pool.params(op));
         Ok(())
     }
 

@@ -75,8 +75,6 @@ pub const WORKGROUP: u32 = 64;
 pub const SEGMENT: u32 = 4;
 /// Most window rows `pool_rows` unrolls (each distinct count is a pipeline).
 pub const MAX_UNROLLED_ROWS: u32 = 4;
-/// Most runs of 4 outputs one `pool_rows` invocation folds.
-pub const ROWS_MAX_CHUNKS: u32 = 4;
 
 /// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
 pub fn region_base(region: Region, arch: Arch) -> u32 {
@@ -108,10 +106,11 @@ fn side(s: &Side, arch: Arch) -> (u32, u32) {
 }
 
 impl PoolParams {
-    /// The parameters of one op (`groups_x` is filled in by the dispatcher).
-    /// Validation bounds every count (EC-10: at most 2^24 elements per lane)
-    /// and step (i16), so the narrowing casts are exact.
-    pub fn new(op: &PoolOp, arch: Arch) -> PoolParams {
+    /// The parameters of one op (`groups_x` is filled in by the dispatcher);
+    /// `pool_rows` folds up to `max_chunks` runs per invocation (see
+    /// [`rows_max_chunks`]). Validation bounds every count (EC-10: at most
+    /// 2^24 elements per lane) and step (i16), so the narrowing casts are exact.
+    pub fn new(op: &PoolOp, arch: Arch, max_chunks: u32) -> PoolParams {
         let (src_base, src_lane_stride) = side(op.src(), arch);
         let (dst_base, dst_lane_stride) = side(op.dst(), arch);
         let (op_code, scale) = match op.func() {
@@ -120,7 +119,7 @@ impl PoolParams {
             Func::Select => (OP_SELECT, 1.0),
         };
         let rows = rows_path(op);
-        let chunks = if rows { rows_chunks(op) } else { 1 };
+        let chunks = if rows { rows_chunks(op, max_chunks) } else { 1 };
         let per_invocation = if rows { 4 * chunks } else { SEGMENT };
         PoolParams {
             src_num: op.src().num.map(|n| n as u32),
@@ -239,15 +238,29 @@ pub fn rows_path(op: &PoolOp) -> bool {
             .all(|(st, d)| d == k || st % 4 == 0)
 }
 
+/// Most runs of 4 outputs one `pool_rows` invocation folds on an adapter
+/// of type `device_type`. A software rasterizer (llvmpipe) runs a few
+/// invocations per CPU core at a time and pays per invocation for the
+/// coordinate arithmetic, so 4 runs (16 outputs) spread it over more bytes
+/// (lavapipe, the 16 MiB MAX 2×2 of `tpb-emu bench pool`: 1, 2, 4, 8 runs
+/// took 4.9, 4.0, 2.9, 3.0 ms beside a 2.5 ms copy). A hardware GPU wants adjacent invocations to read
+/// adjacent bytes, so each reads one run: its two vec4 loads per window row
+/// then coalesce across a warp (not yet measured on hardware).
+pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
+    match device_type {
+        wgpu::DeviceType::Cpu => 4,
+        _ => 1,
+    }
+}
+
 /// Runs of 4 outputs one `pool_rows` invocation folds: the largest of
-/// 1, 2, [`ROWS_MAX_CHUNKS`] whose outputs divide the row (dim k), so a run
-/// never crosses a row's end. More per invocation spreads the coordinate
-/// arithmetic over more bytes.
-pub fn rows_chunks(op: &PoolOp) -> u32 {
+/// `max` (4, 2 or 1), 2, 1 whose outputs divide the row (dim k), so a run
+/// never crosses a row's end.
+pub fn rows_chunks(op: &PoolOp, max: u32) -> u32 {
     let row = op.src().num[op.window_dims()];
-    [ROWS_MAX_CHUNKS, 2, 1]
+    [max, 2, 1]
         .into_iter()
-        .find(|&c| row.is_multiple_of(4 * c as u64))
+        .find(|&c| c <= max && row.is_multiple_of(4 * c as u64))
         .unwrap_or(1)
 }
 

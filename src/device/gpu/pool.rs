@@ -2,8 +2,11 @@
 //! a run, one submission for a batch of records, readback at the end.
 
 use super::context::{DeviceError, Gpu};
-use super::params::{PoolParams, Variant, WORKGROUP, memory_bytes, pack, region_base};
+use super::params::{
+    PoolParams, Variant, WORKGROUP, memory_bytes, pack, region_base, rows_max_chunks,
+};
 use crate::device::memory::DeviceMemory;
+use crate::device::pool::PoolOp;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
 use std::cell::RefCell;
@@ -119,6 +122,11 @@ impl<'g> GpuPool<'g> {
         })?;
         self.pipelines.borrow_mut().insert(v, p.clone());
         Ok(p)
+    }
+
+    /// The parameters of `op` for this adapter.
+    pub fn params(&self, op: &PoolOp) -> PoolParams {
+        PoolParams::new(op, self.arch, rows_max_chunks(self.gpu.adapter.device_type))
     }
 
     /// The generation this memory was laid out for.
