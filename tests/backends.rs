@@ -96,6 +96,34 @@ fn table() -> Vec<(String, S4d4Pl)> {
     t.into_iter().map(|(n, p)| (n, valid(p))).collect()
 }
 
+/// Runs `records` from `mem` on the CPU reference and on `gpu`; on any
+/// difference in SBUF/PSUM panics with `context`, the first differing byte
+/// and the records' text. Returns the CPU's memory.
+fn assert_agree(
+    gpu: &mut GpuExecutor,
+    records: &[S4d4Pl],
+    mem: &DeviceMemory,
+    context: &str,
+) -> DeviceMemory {
+    let cpu = run_on(&mut CpuExecutor::default(), records, mem);
+    let gpu_out = run_on(gpu, records, mem);
+    if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
+        let text: Vec<String> = records
+            .iter()
+            .map(|r| tpb_emu::isa::text::disasm_record(&r.encode()))
+            .collect();
+        let active = region.active_bytes(ARCH) as usize;
+        panic!(
+            "{context}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}\n{}",
+            region.name(),
+            i / active,
+            i % active,
+            text.join("\n")
+        );
+    }
+    cpu
+}
+
 #[test]
 fn gpu_matches_cpu_on_every_table_case() {
     let Some(gpu) = gpu() else { return };
@@ -106,16 +134,7 @@ fn gpu_matches_cpu_on_every_table_case() {
     let table = table();
     assert!(table.len() > 200);
     for (name, p) in &table {
-        let cpu = run_on(&mut CpuExecutor::default(), &[*p], &mem);
-        let gpu_out = run_on(&mut gpu_exec, &[*p], &mem);
-        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
-            panic!(
-                "{name}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}",
-                region.name(),
-                i / region.active_bytes(ARCH) as usize,
-                i % region.active_bytes(ARCH) as usize
-            );
-        }
+        let cpu = assert_agree(&mut gpu_exec, &[*p], &mem, name);
         assert!(
             first_difference(&cpu, &mem).is_some(),
             "{name}: the record changed nothing"
@@ -244,19 +263,7 @@ fn random_streams_agree_bit_for_bit() {
         let records: Vec<S4d4Pl> = (0..per_stream)
             .map(|_| random_valid_pool(&mut rng, Target::pool(ARCH)))
             .collect();
-        let cpu = run_on(&mut CpuExecutor::default(), &records, &mem);
-        let gpu_out = run_on(&mut gpu_exec, &records, &mem);
-        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
-            let text: Vec<String> = records
-                .iter()
-                .map(|r| tpb_emu::isa::text::disasm_record(&r.encode()))
-                .collect();
-            panic!(
-                "stream {s}: {} byte {i}: cpu {a:#04x} gpu {b:#04x}\n{}",
-                region.name(),
-                text.join("\n")
-            );
-        }
+        assert_agree(&mut gpu_exec, &records, &mem, &format!("stream {s}"));
     }
 }
 
@@ -307,15 +314,7 @@ fn large_records_with_odd_counts_agree() {
     for p in [generic, rows] {
         randomize(&mut mem, &mut rng, 0xA5);
         randomize_lanes(&mut mem, &mut rng, 0..0x1_0000);
-        let cpu = run_on(&mut CpuExecutor::default(), &[p], &mem);
-        let gpu_out = run_on(&mut gpu_exec, &[p], &mem);
-        if let Some((region, b, x, y)) = first_difference(&cpu, &gpu_out) {
-            panic!(
-                "{}: {} byte {b}: cpu {x:#04x} gpu {y:#04x}",
-                tpb_emu::isa::text::disasm_record(&p.encode()),
-                region.name()
-            );
-        }
+        let cpu = assert_agree(&mut gpu_exec, &[p], &mem, "large record");
         assert!(
             first_difference(&cpu, &mem).is_some(),
             "the record wrote nothing"
@@ -467,15 +466,7 @@ fn the_rows_fast_path_matches_the_cpu() {
         randomize(&mut mem, &mut rng, i as u8);
         // randomize covers the first WINDOW bytes; the rows records read up to ~2 KiB further.
         randomize_lanes(&mut mem, &mut rng, WINDOW as usize..4096);
-        let cpu = run_on(&mut CpuExecutor::default(), &[p], &mem);
-        let gpu_out = run_on(&mut gpu_exec, &[p], &mem);
-        if let Some((region, b, x, y)) = first_difference(&cpu, &gpu_out) {
-            panic!(
-                "{}: {} byte {b}: cpu {x:#04x} gpu {y:#04x}",
-                tpb_emu::isa::text::disasm_record(&p.encode()),
-                region.name()
-            );
-        }
+        assert_agree(&mut gpu_exec, &[p], &mem, "rows record");
     }
     assert!(taken > 100, "only {taken} records took the fast path");
     assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");
