@@ -478,6 +478,7 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
     // The window extents, and the walk of windows over the other dims.
     let n = window_extent(p, wg.z);
+    let win_elems = n.x * n.y * n.z * n.w;
     let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
     // Coordinates of output `first` in both walks (sc is 0 on window dims).
     var sc = coords(first, outer);
@@ -490,18 +491,14 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     for (var j = 0u; j < count; j++) {
         let base = dot(vec4<i32>(sc), p.src_step);
         var f = fold_init(wg.z);
-        var e = 0u;
-        for (var w = 0u; w < n.w; w++) {
-            for (var z = 0u; z < n.z; z++) {
-                for (var y = 0u; y < n.y; y++) {
-                    let row = row_offset(p, base, y, z, w);
-                    for (var x = 0u; x < n.x; x++) {
-                        let idx = row + i32(x) * p.src_step.x;
-                        f = fold(f, load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE), e);
-                        e++;
-                    }
-                }
-            }
+        // One loop over the window's elements in stream order (x fastest),
+        // its coordinates stepped by an odometer: one loop costs llvmpipe far
+        // less than four nested ones.
+        var wc = vec4<u32>(0u);
+        for (var e = 0u; e < win_elems; e++) {
+            let idx = base + dot(vec4<i32>(wc), p.src_step);
+            f = fold(f, load_f32_bits(u32(lane_src + idx * i32(in_size)), IN_DTYPE), e);
+            wc = advance(wc, n, 1u);
         }
 
         let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
