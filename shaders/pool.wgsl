@@ -59,9 +59,10 @@ override OUT_DTYPE: u32 = 10u;
 override OP: u32 = 0u;
 // pool_rows: every run of 4 outputs is one aligned fp32 vec4 (the host's `dst_vec4`).
 override DST_VEC4: bool = false;
-// pool_rows: the window's rows when it has 1..=4 rows along dim 1 and no
-// more dims (so the row loop unrolls: llvmpipe pays dearly for loops with
-// runtime bounds), or 0: any window, counts from `params`.
+// pool_rows: the window's rows when it has 1 or 2 rows along dim 1 and no
+// more dims (2x1 and 2x2 windows: the row loop unrolls, and llvmpipe pays
+// dearly for loops with runtime bounds), or 0: any window, counts from
+// `params`.
 override WIN_ROWS: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
@@ -219,44 +220,43 @@ fn load_word(byte: u32) -> u32 {
     return atomicLoad(&mem[byte >> 2u]);
 }
 
-// The element at `byte` converted to f32 bits (SPEC §6 load conversions).
-fn load_f32_bits(byte: u32, d: u32) -> u32 {
-    let w = load_word(byte);
-    let sh = (byte & 3u) * 8u;
+// An element of dtype `d` (its bits in the low bytes of `v`, higher bits
+// zero) converted to f32 bits (SPEC §6 load conversions); not INT64.
+fn to_f32_bits(v: u32, d: u32) -> u32 {
     switch d {
         case 2u: { // INT8
-            let v = (w >> sh) & 0xFFu;
             return i32_to_f32_bits(bitcast<u32>(i32(v << 24u) >> 24u));
         }
-        case 3u: { // UINT8
-            return u32_to_f32_bits((w >> sh) & 0xFFu);
+        case 3u, 5u, 9u: { // UINT8, UINT16, UINT32
+            return u32_to_f32_bits(v);
         }
         case 4u: { // INT16
-            let v = (w >> sh) & 0xFFFFu;
             return i32_to_f32_bits(bitcast<u32>(i32(v << 16u) >> 16u));
         }
-        case 5u: { // UINT16
-            return u32_to_f32_bits((w >> sh) & 0xFFFFu);
-        }
         case 6u: { // BFLOAT16: exact, then EC-19
-            return flush(((w >> sh) & 0xFFFFu) << 16u);
+            return flush(v << 16u);
         }
         case 7u: { // FP16
-            return f16_to_f32_bits((w >> sh) & 0xFFFFu);
+            return f16_to_f32_bits(v);
         }
         case 8u: { // INT32
-            return i32_to_f32_bits(w);
-        }
-        case 9u: { // UINT32
-            return u32_to_f32_bits(w);
-        }
-        case 12u: { // INT64, little-endian: low word first
-            return i64_to_f32_bits(load_word(byte + 4u), w);
+            return i32_to_f32_bits(v);
         }
         default: { // FP32: EC-19
-            return flush(w);
+            return flush(v);
         }
     }
+}
+
+// The element at `byte` converted to f32 bits.
+fn load_f32_bits(byte: u32, d: u32) -> u32 {
+    let w = load_word(byte);
+    if d == INT64 { // little-endian: low word first
+        return i64_to_f32_bits(load_word(byte + 4u), w);
+    }
+    let size = dtype_size(d);
+    let mask = select(select(0xFFFFu, 0xFFu, size == 1u), 0xFFFFFFFFu, size == 4u);
+    return to_f32_bits((w >> ((byte & 3u) * 8u)) & mask, d);
 }
 
 // ---- f32 → out dtype (EC-13, EC-20) ----
@@ -514,31 +514,45 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
 // ---- the row fast path ----
 //
-// For the commonest shape — 4-byte input, windows two elements wide with x
-// step 1, adjacent along the first dim outside the window (step 2), rows
-// 16-byte aligned — an invocation folds `chunks` runs of 4 consecutive
-// outputs along that dim, reading each window row of a run as two vec4
-// loads. The host picks this entry point only when those conditions hold
-// (`rows_path` in src/device/gpu/params.rs); the fold, the conversions and
-// the stores are the ones `pool` uses, in the same order.
+// For the commonest shape — 4- or 2-byte input, windows two elements wide
+// with x step 1, adjacent along the first dim outside the window (step 2),
+// rows 16-byte aligned — an invocation folds `chunks` runs of 4 consecutive
+// outputs along that dim, reading each window row of a run as vec4 loads
+// (two for 4-byte input, one for 2-byte). The host picks this entry point
+// only when those conditions hold (`rows_path` in src/device/gpu/params.rs);
+// the fold, the conversions and the stores are the ones `pool` uses, in the
+// same order.
 
-fn load_word_f32_bits(w: u32) -> u32 {
-    switch IN_DTYPE {
-        case 8u: { return i32_to_f32_bits(w); }
-        case 9u: { return u32_to_f32_bits(w); }
-        default: { return flush(w); }
-    }
+// Folds a run's window row of 4-byte elements: output j's pair is words 2j
+// and 2j+1 of lo:hi, in stream order.
+fn fold_row(f: array<Fold, 4>, lo: vec4<u32>, hi: vec4<u32>, e: u32) -> array<Fold, 4> {
+    return array<Fold, 4>(
+        fold(fold(f[0], to_f32_bits(lo.x, IN_DTYPE), e), to_f32_bits(lo.y, IN_DTYPE), e + 1u),
+        fold(fold(f[1], to_f32_bits(lo.z, IN_DTYPE), e), to_f32_bits(lo.w, IN_DTYPE), e + 1u),
+        fold(fold(f[2], to_f32_bits(hi.x, IN_DTYPE), e), to_f32_bits(hi.y, IN_DTYPE), e + 1u),
+        fold(fold(f[3], to_f32_bits(hi.z, IN_DTYPE), e), to_f32_bits(hi.w, IN_DTYPE), e + 1u),
+    );
 }
 
-// Folds window row `v` (two elements per output) into the runs' folds.
-fn fold_row(f: array<Fold, 4>, lo: vec4<u32>, hi: vec4<u32>, e: u32) -> array<Fold, 4> {
-    // Output j's window row is words 2j and 2j+1, in stream order.
+// The same for 2-byte elements: output j's pair is the low and high half of word j.
+fn fold_row16(f: array<Fold, 4>, v: vec4<u32>, e: u32) -> array<Fold, 4> {
+    let lo = v & vec4<u32>(0xFFFFu);
+    let hi = v >> vec4<u32>(16u);
     return array<Fold, 4>(
-        fold(fold(f[0], load_word_f32_bits(lo.x), e), load_word_f32_bits(lo.y), e + 1u),
-        fold(fold(f[1], load_word_f32_bits(lo.z), e), load_word_f32_bits(lo.w), e + 1u),
-        fold(fold(f[2], load_word_f32_bits(hi.x), e), load_word_f32_bits(hi.y), e + 1u),
-        fold(fold(f[3], load_word_f32_bits(hi.z), e), load_word_f32_bits(hi.w), e + 1u),
+        fold(fold(f[0], to_f32_bits(lo.x, IN_DTYPE), e), to_f32_bits(hi.x, IN_DTYPE), e + 1u),
+        fold(fold(f[1], to_f32_bits(lo.y, IN_DTYPE), e), to_f32_bits(hi.y, IN_DTYPE), e + 1u),
+        fold(fold(f[2], to_f32_bits(lo.z, IN_DTYPE), e), to_f32_bits(hi.z, IN_DTYPE), e + 1u),
+        fold(fold(f[3], to_f32_bits(lo.w, IN_DTYPE), e), to_f32_bits(hi.w, IN_DTYPE), e + 1u),
     );
+}
+
+// Folds the window row of a run that starts at byte `row` (16-byte aligned).
+fn fold_run_row(f: array<Fold, 4>, row: i32, e: u32) -> array<Fold, 4> {
+    let q = u32(row) >> 4u;
+    if dtype_size(IN_DTYPE) == 2u {
+        return fold_row16(f, memv[q], e);
+    }
+    return fold_row(f, memv[q], memv[q + 1u], e);
 }
 
 @compute @workgroup_size(64)
@@ -553,7 +567,8 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let n = window_extent(p, wg.z);
     let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
     // Byte offset of the first run's window, and the dst coordinates of its first output.
-    var src = i32(p.src_base + lane * p.src_lane_stride) + dot(vec4<i32>(coords(first, outer)), p.src_step) * 4;
+    let in_size = i32(dtype_size(IN_DTYPE));
+    var src = i32(p.src_base + lane * p.src_lane_stride) + dot(vec4<i32>(coords(first, outer)), p.src_step) * in_size;
     var dc = coords(first, p.dst_num);
     let out_size = dtype_size(OUT_DTYPE);
     let lane_dst = i32(p.dst_base + lane * p.dst_lane_stride);
@@ -564,16 +579,14 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         var e = 0u;
         if WIN_ROWS != 0u {
             for (var y = 0u; y < WIN_ROWS; y++) {
-                let q = u32(src + i32(y) * p.src_step.y * 4) >> 4u;
-                f = fold_row(f, memv[q], memv[q + 1u], e);
+                f = fold_run_row(f, src + i32(y) * p.src_step.y * in_size, e);
                 e += 2u;
             }
         } else {
             for (var w = 0u; w < n.w; w++) {
                 for (var z = 0u; z < n.z; z++) {
                     for (var y = 0u; y < n.y; y++) {
-                        let q = u32(src + row_offset(p, 0, y, z, w) * 4) >> 4u;
-                        f = fold_row(f, memv[q], memv[q + 1u], e);
+                        f = fold_run_row(f, src + row_offset(p, 0, y, z, w) * in_size, e);
                         e += 2u;
                     }
                 }
@@ -598,7 +611,7 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
             store_out(p, lane_dst, dc, out_size, out.w);
             dc = advance(dc, p.dst_num, 1u);
         }
-        src += 32; // the next 4 windows: 8 elements on
+        src += 8 * in_size; // the next 4 windows: 8 elements on
     }
 }
 

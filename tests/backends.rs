@@ -357,40 +357,45 @@ fn a_validation_error_is_a_value() {
     );
 }
 
-/// A random record that the GPU's `pool_rows` fast path takes: 4-byte input,
+/// A random record that the GPU's `pool_rows` fast path takes: 4- or 2-byte input,
 /// windows 2 wide with x step 1, adjacent along dim k (step 2, a multiple of
 /// 4 outputs), 16-byte aligned rows.
 fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
     use tpb_emu::isa::Opcode;
+    // Every input dtype pool_rows takes, each with one output and fold: each
+    // combination is a pipeline to compile (about 0.3 s on lavapipe), so the
+    // test draws from a fixed few rather than from all of them.
+    let (in_dtype, out_dtype, func) = [
+        (Dtype::FP32, Dtype::FP32, PoolFunc::MAX_POOL),
+        (Dtype::FP32, Dtype::FP32R, PoolFunc::AVG_POOL),
+        (Dtype::INT32, Dtype::BFLOAT16, PoolFunc::MAX_POOL),
+        (Dtype::UINT32, Dtype::FP32, PoolFunc::AVG_POOL),
+        (Dtype::BFLOAT16, Dtype::BFLOAT16, PoolFunc::MAX_POOL),
+        (Dtype::FP16, Dtype::FP32, PoolFunc::AVG_POOL),
+        (Dtype::INT16, Dtype::INT32, PoolFunc::MAX_POOL),
+        (Dtype::UINT16, Dtype::UINT8, PoolFunc::AVG_POOL),
+        (Dtype::FP32, Dtype::UINT16, PoolFunc::NONE), // MaxPoolSelect
+        (Dtype::BFLOAT16, Dtype::UINT8, PoolFunc::NONE),
+    ][rng.usize(..10)];
+    let select = func == PoolFunc::NONE;
+    // Elements per 16 bytes: row steps are multiples of it, so rows stay aligned.
+    let a = 16 / in_dtype.size().expect("a known dtype") as i16;
     let k = rng.usize(1..=3);
     let mut num = [2u16, 1, 1, 1];
     let mut step = [1i16, 0, 0, 0];
     // Window dims 1..k: small counts, row steps that keep rows 16-byte aligned.
     for d in 1..k {
         num[d] = rng.u16(1..=3);
-        step[d] = 4 * rng.i16(3..6);
+        step[d] = a * rng.i16(3..6);
     }
     // 4..=32 outputs per row: runs of 1, 2 and 4 vec4s per invocation (`rows_chunks`).
     num[k] = 4 * rng.u16(1..=8);
     step[k] = 2;
-    let row = 2 * num[k] as i16 + 4; // elements a window-row group spans, rounded up
+    let row = 2 * num[k] as i16 + a; // elements a window-row group spans, rounded up
     for d in k + 1..4 {
         num[d] = rng.u16(1..=2);
-        step[d] = 4 * (row / 4 + 8 * d as i16);
+        step[d] = a * (row / a + 8 * d as i16);
     }
-    let select = rng.u8(0..3) == 0;
-    let in_dtype = [Dtype::FP32, Dtype::INT32, Dtype::UINT32][rng.usize(..3)];
-    let out_dtype = if select {
-        [Dtype::UINT8, Dtype::UINT16, Dtype::UINT32][rng.usize(..3)]
-    } else {
-        [
-            Dtype::FP32,
-            Dtype::FP32R,
-            Dtype::BFLOAT16,
-            Dtype::UINT8,
-            Dtype::INT32,
-        ][rng.usize(..5)]
-    };
     let outputs: u16 = num[k..].iter().product();
     // dst: contiguous (vec4-able when 4-byte), strided by 2, or rows of 4
     // or num[k] outputs 16-byte apart (the dst walk carries mid-invocation).
@@ -404,13 +409,6 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
             let stride = row as i16 + 4 * rng.i16(0..3);
             Tensor4d::new(base, [(row, 1), (outputs / row, stride), (1, 1), (1, 1)])
         }
-    };
-    let func = if select {
-        PoolFunc::NONE
-    } else if rng.bool() {
-        PoolFunc::MAX_POOL
-    } else {
-        PoolFunc::AVG_POOL
     };
     let src = Tensor4d {
         addr: Addr4::new(Region::Sbuf, 3, 16 * rng.u32(0..8)),
@@ -447,7 +445,7 @@ fn the_rows_fast_path_matches_the_cpu() {
     let max = rows_max_chunks(gpu.adapter.device_type);
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut mem = DeviceMemory::new(ARCH);
-    let (mut taken, mut vec4_stores, mut chunks) = (0, 0, [0; 5]);
+    let (mut taken, mut vec4_stores, mut chunks, mut two_byte) = (0, 0, [0; 5], 0);
     for i in 0..150 {
         let p = random_rows_record(&mut rng);
         let Ok(v) = Validated::new(0, p.encode(), Target::pool(ARCH)) else {
@@ -461,6 +459,7 @@ fn the_rows_fast_path_matches_the_cpu() {
         );
         taken += 1;
         vec4_stores += dst_vec4(&op) as u32;
+        two_byte += (op.in_ty().size() == 2) as u32;
         chunks[rows_chunks(&op, max) as usize] += 1;
         unrolled[(PoolParams::new(&op, ARCH, max).variant().win_rows > 0) as usize] += 1;
         randomize(&mut mem, &mut rng, i as u8);
@@ -470,6 +469,7 @@ fn the_rows_fast_path_matches_the_cpu() {
     }
     assert!(taken > 100, "only {taken} records took the fast path");
     assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");
+    assert!(two_byte > 30, "only {two_byte} read 2-byte elements");
     // lavapipe (CI) takes up to 4 runs per invocation; a hardware GPU one.
     assert!(
         [1, 2, 4]

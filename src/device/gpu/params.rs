@@ -74,7 +74,7 @@ pub const WORKGROUP: u32 = 64;
 /// Consecutive outputs one invocation folds (`SEGMENT` in the shader).
 pub const SEGMENT: u32 = 4;
 /// Most window rows `pool_rows` unrolls (each distinct count is a pipeline).
-pub const MAX_UNROLLED_ROWS: u32 = 4;
+pub const MAX_UNROLLED_ROWS: u32 = 2;
 
 /// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
 pub fn region_base(region: Region, arch: Arch) -> u32 {
@@ -219,14 +219,16 @@ fn walked_steps(num: [u64; 4], step: [i64; 4], skip: usize) -> impl Iterator<Ite
         .map(move |d| step[d])
 }
 
-/// Whether `pool_rows` can run `op`: 4-byte input; windows two elements wide
-/// with x step 1; the first dim outside the window steps by 2 (adjacent
-/// windows) and holds a multiple of [`SEGMENT`] outputs, so a segment's
-/// window rows are 8 consecutive elements; every row starts 16-byte aligned.
+/// Whether `pool_rows` can run `op`: 4- or 2-byte input; windows two
+/// elements wide with x step 1; the first dim outside the window steps by 2
+/// (adjacent windows) and holds a multiple of [`SEGMENT`] outputs, so a
+/// run's window rows are 8 consecutive elements; every row starts 16-byte
+/// aligned.
 pub fn rows_path(op: &PoolOp) -> bool {
     let s = op.src();
     let k = op.window_dims();
-    op.in_ty().size() == 4
+    let size = op.in_ty().size() as i64;
+    matches!(size, 2 | 4)
         && k < 4
         && s.num[0] == 2
         && s.step[0] == 1
@@ -235,7 +237,7 @@ pub fn rows_path(op: &PoolOp) -> bool {
         && s.offset.is_multiple_of(16)
         && walked_steps(s.num, s.step, 0)
             .zip((1..4).filter(|&d| s.num[d] > 1))
-            .all(|(st, d)| d == k || st % 4 == 0)
+            .all(|(st, d)| d == k || (st * size) % 16 == 0)
 }
 
 /// Most runs of 4 outputs one `pool_rows` invocation folds on an adapter
