@@ -238,6 +238,31 @@ fn hand_cases(exec: &mut dyn Executor) {
     p.dst = Tensor4d::new(p.dst.addr, [(1, 1), (1, 1), (1, 1), (1, 1)]);
     let out = run_on(exec, &[valid(p)], &zeros);
     assert_eq!(get_u32s(&out, 0, d, 1), [0x8000_0000]);
+    // AVG's one multiply rounds before EC-19 flushes: (1 - 2^-24) · 2^-126 =
+    // 2^-126 - 2^-150 ties to even, up to 2^-126; (1 - 2^-23) · 2^-126 is the
+    // largest subnormal and flushes; 2^127 · 2^-126 = 2; 2^127 · 2 overflows to inf.
+    let mut band = DeviceMemory::new(ARCH);
+    let words = [
+        0x3F7F_FFFF,
+        0x3F7F_FFFE,
+        0xBF7F_FFFF,
+        0x3F80_0000,
+        0x7F00_0000,
+    ];
+    put_f32(&mut band, 0, &words.map(f32::from_bits));
+    let mut p = seed_pool(PoolFunc::AVG_POOL, 1);
+    p.pool_dim = PoolDim::X;
+    p.src = Tensor4d::new(p.src.addr, [(1, 1), (5, 1), (1, 1), (1, 1)]);
+    p.dst = Tensor4d::new(p.dst.addr, [(5, 1), (1, 1), (1, 1), (1, 1)]);
+    p.pool_scale_bits = 0x0080_0000;
+    let out = run_on(exec, &[valid(p)], &band);
+    assert_eq!(
+        get_u32s(&out, 0, d, 5),
+        [0x0080_0000, 0, 0x8080_0000, 0x0080_0000, 0x4000_0000]
+    );
+    p.pool_scale_bits = 2.0f32.to_bits();
+    let out = run_on(exec, &[valid(p)], &band);
+    assert_eq!(get_u32s(&out, 0, d, 5)[4], 0x7F80_0000);
 }
 
 #[test]
@@ -322,6 +347,133 @@ fn large_records_with_odd_counts_agree() {
     }
 }
 
+/// AVG's one multiply (done in integer arithmetic on the GPU) against the
+/// CPU's IEEE product: one-element windows of random words (specials and
+/// subnormals included) times random normal scales, tiny ones to reach the
+/// band below 2^-126 and huge ones to overflow.
+#[test]
+fn avg_products_agree_for_any_scale() {
+    use tpb_emu::isa::Opcode;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x5CA1_E000);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let sbuf = |offset| Addr4::new(Region::Sbuf, 0, offset);
+    for i in 0..40 {
+        randomize(&mut mem, &mut rng, i as u8);
+        let exponent = match i % 4 {
+            0 => rng.u32(1..=24),
+            1 => rng.u32(100..=150),
+            2 => rng.u32(230..=254),
+            _ => rng.u32(1..=254),
+        };
+        let scale = (exponent << 23) | rng.u32(..1 << 23) | (rng.u32(..2) << 31);
+        let mut p = S4d4Pl::new(
+            Opcode::POOL,
+            PoolFunc::AVG_POOL,
+            PoolDim::X,
+            Dtype::FP32,
+            Dtype::FP32,
+            128,
+            1.0,
+            Tensor4d::new(sbuf(0), [(1, 1), (256, 1), (1, 1), (1, 1)]),
+            Tensor4d::new(sbuf(0x800), [(256, 1), (1, 1), (1, 1), (1, 1)]),
+        );
+        p.pool_scale_bits = scale;
+        assert_agree(
+            &mut gpu_exec,
+            &[valid(p)],
+            &mem,
+            &format!("scale {scale:#010x}"),
+        );
+    }
+}
+
+/// Records one alignment or count short of `pool_rows` or of vec4 stores:
+/// each must take the slower path and still agree with the CPU.
+#[test]
+fn near_misses_of_the_fast_paths_agree() {
+    use tpb_emu::device::Validated;
+    use tpb_emu::device::gpu::params::{dst_vec4, rows_path};
+    use tpb_emu::device::pool::PoolOp;
+    use tpb_emu::isa::Opcode;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x2EA2_0000);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let sbuf = |offset| Addr4::new(Region::Sbuf, 0, offset);
+    let t = |offset, dims: [(u16, i16); 3]| {
+        Tensor4d::new(sbuf(offset), [dims[0], dims[1], dims[2], (1, 1)])
+    };
+    let rows_src = t(0, [(2, 1), (4, 2), (2, 8)]);
+    let vec4_dst = t(0x200, [(8, 1), (1, 1), (1, 1)]);
+    // (src, dst, takes pool_rows, stores vec4s)
+    let cases = [
+        (rows_src, vec4_dst, true, true), // the fast paths themselves
+        (t(8, [(2, 1), (4, 2), (2, 8)]), vec4_dst, false, true), // src not 16-byte aligned
+        (t(0, [(2, 1), (4, 2), (2, 14)]), vec4_dst, false, true), // outer step 56 bytes
+        (t(0, [(2, 1), (4, 2), (2, 10)]), vec4_dst, false, true), // outer step 40 bytes
+        (rows_src, t(0x204, [(8, 1), (1, 1), (1, 1)]), true, false), // dst not aligned
+        (rows_src, t(0x200, [(2, 1), (4, 4), (1, 1)]), true, false), // dst x count 2
+        (rows_src, t(0x200, [(4, 1), (2, 6), (1, 1)]), true, false), // dst row step 24 bytes
+    ];
+    for (src, dst, rows, vec4) in cases {
+        let p = S4d4Pl::new(
+            Opcode::POOL,
+            PoolFunc::MAX_POOL,
+            PoolDim::X,
+            Dtype::FP32,
+            Dtype::FP32,
+            128,
+            1.0,
+            src,
+            dst,
+        );
+        let v = Validated::new(0, p.encode(), Target::pool(ARCH)).expect("valid");
+        let op = PoolOp::from_validated(&v).unwrap();
+        let text = tpb_emu::isa::text::disasm_record(&p.encode());
+        assert_eq!(rows_path(&op), rows, "rows_path: {text}");
+        assert_eq!(
+            rows_path(&op) && dst_vec4(&op),
+            rows && vec4,
+            "dst_vec4: {text}"
+        );
+        randomize(&mut mem, &mut rng, 0x3C);
+        assert_agree(&mut gpu_exec, &[p], &mem, "near miss");
+    }
+}
+
+/// A record of more invocations than one grid row holds (65,535 workgroups
+/// of 64): the dispatch grid has two rows, so the shader's workgroup_id.y
+/// term counts.
+#[test]
+fn a_record_beyond_one_grid_row_agrees() {
+    use tpb_emu::isa::Opcode;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x6121_D000);
+    let sbuf = |offset| Addr4::new(Region::Sbuf, 0, offset);
+    // 128 lanes × 512 × 256 outputs: 32,768 invocations per lane, 65,536 workgroups.
+    let p = S4d4Pl::new(
+        Opcode::POOL,
+        PoolFunc::MAX_POOL,
+        PoolDim::X,
+        Dtype::INT8,
+        Dtype::UINT8,
+        128,
+        1.0,
+        Tensor4d::new(sbuf(0), [(2, 1), (512, 2), (256, 0), (1, 1)]),
+        Tensor4d::new(sbuf(0x1000), [(512, 1), (256, 512), (1, 1), (1, 1)]),
+    );
+    let mut mem = DeviceMemory::new(ARCH);
+    randomize(&mut mem, &mut rng, 0x11);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let cpu = assert_agree(&mut gpu_exec, &[valid(p)], &mem, "two grid rows");
+    assert!(
+        first_difference(&cpu, &mem).is_some(),
+        "the record wrote nothing"
+    );
+}
+
 #[test]
 fn a_destroyed_device_is_an_error_not_a_panic() {
     let Some(gpu) = gpu() else { return };
@@ -392,9 +544,15 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
     num[k] = 4 * rng.u16(1..=8);
     step[k] = 2;
     let row = 2 * num[k] as i16 + a; // elements a window-row group spans, rounded up
+    // Outer dims: forward, or (a third of the time) backward from a higher start.
+    let mut start = 16 * rng.u32(0..8);
     for d in k + 1..4 {
         num[d] = rng.u16(1..=2);
         step[d] = a * (row / a + 8 * d as i16);
+        if rng.u8(0..3) == 0 {
+            step[d] = -step[d];
+            start += 0x400;
+        }
     }
     let outputs: u16 = num[k..].iter().product();
     // dst: contiguous (vec4-able when 4-byte), strided by 2, or rows of 4
@@ -411,7 +569,7 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
         }
     };
     let src = Tensor4d {
-        addr: Addr4::new(Region::Sbuf, 3, 16 * rng.u32(0..8)),
+        addr: Addr4::new(Region::Sbuf, 3, start),
         step,
         num,
     };
@@ -465,7 +623,18 @@ fn the_rows_fast_path_matches_the_cpu() {
         randomize(&mut mem, &mut rng, i as u8);
         // randomize covers the first WINDOW bytes; the rows records read up to ~2 KiB further.
         randomize_lanes(&mut mem, &mut rng, WINDOW as usize..4096);
-        assert_agree(&mut gpu_exec, &[p], &mem, "rows record");
+        let cpu = assert_agree(&mut gpu_exec, &[p], &mem, "rows record");
+        // What a hardware GPU runs: one run per invocation.
+        gpu_exec.set_rows_max_chunks(1);
+        let one_run = run_on(&mut gpu_exec, &[p], &mem);
+        gpu_exec.set_rows_max_chunks(max);
+        if let Some((region, b, x, y)) = first_difference(&cpu, &one_run) {
+            panic!(
+                "one run per invocation: {} byte {b}: cpu {x:#04x} gpu {y:#04x}\n{}",
+                region.name(),
+                tpb_emu::isa::text::disasm_record(&p.encode())
+            );
+        }
     }
     assert!(taken > 100, "only {taken} records took the fast path");
     assert!(vec4_stores > 10, "only {vec4_stores} used vec4 stores");

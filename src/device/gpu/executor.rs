@@ -31,6 +31,11 @@ impl<'g> GpuExecutor<'g> {
         })
     }
 
+    /// See [`GpuPool::set_rows_max_chunks`].
+    pub fn set_rows_max_chunks(&mut self, max: u32) {
+        self.pool.set_rows_max_chunks(max);
+    }
+
     /// GPU time of the last [`Executor::finish`], when timestamps are available.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.gpu_time

@@ -30,6 +30,7 @@ pub struct GpuPool<'g> {
     layout: wgpu::BindGroupLayout,
     mem: wgpu::Buffer,
     params_stride: u64,
+    rows_max_chunks: u32,
 }
 
 impl<'g> GpuPool<'g> {
@@ -89,6 +90,7 @@ impl<'g> GpuPool<'g> {
                 layout,
                 mem,
                 params_stride: (size_of::<PoolParams>() as u64).div_ceil(align) * align,
+                rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
             }
         })
     }
@@ -126,7 +128,14 @@ impl<'g> GpuPool<'g> {
 
     /// The parameters of `op` for this adapter.
     pub fn params(&self, op: &PoolOp) -> PoolParams {
-        PoolParams::new(op, self.arch, rows_max_chunks(self.gpu.adapter.device_type))
+        PoolParams::new(op, self.arch, self.rows_max_chunks)
+    }
+
+    /// Overrides how many runs of 4 outputs a `pool_rows` invocation folds
+    /// at most (1, 2 or 4; the adapter's [`rows_max_chunks`] by default):
+    /// for tests that run the other adapters' choice, and for tuning.
+    pub fn set_rows_max_chunks(&mut self, max: u32) {
+        self.rows_max_chunks = max;
     }
 
     /// The generation this memory was laid out for.
