@@ -48,7 +48,7 @@ struct Params {
     scale_bits: u32,      // f32 bits of pool_scale
     groups_x: u32,        // workgroups along x of a 2-D dispatch
     segments: u32,        // invocations per lane
-    dst_vec4: u32,        // the host's copy of DST_VEC4
+    dst_run: u32,         // the host's copy of DST_RUN
     chunks: u32,          // pool_rows: runs of 4 outputs per invocation
     entry: u32,           // the host's choice of entry point (1: pool_rows)
 }
@@ -57,8 +57,10 @@ struct Params {
 override IN_DTYPE: u32 = 10u;
 override OUT_DTYPE: u32 = 10u;
 override OP: u32 = 0u;
-// pool_rows: every run of 4 outputs is one aligned fp32 vec4 (the host's `dst_vec4`).
-override DST_VEC4: bool = false;
+// pool_rows: how a run of 4 outputs is stored (the host's `dst_run`): one
+// output at a time (0), as one aligned vec4 of fp32 bits (1), or as the
+// whole aligned words its 1- or 2-byte outputs fill (2).
+override DST_RUN: u32 = 0u;
 // pool_rows: the window's rows when it has 1 or 2 rows along dim 1 and no
 // more dims (2x1 and 2x2 windows: the row loop unrolls, and llvmpipe pays
 // dearly for loops with runtime bounds), or 0: any window, counts from
@@ -347,20 +349,25 @@ fn store_bits(byte: u32, size: u32, v: u32) {
     atomicOr(&mem[i], (v << sh) & mask);
 }
 
-fn store_f32(byte: u32, d: u32, b: u32) {
+// f32 bits `b` as an output of dtype `d` (EC-13, EC-20), in the low bytes.
+fn out_bits(b: u32, d: u32) -> u32 {
     switch d {
-        case 2u: { store_bits(byte, 1u, bitcast<u32>(f32_to_i32_sat(b, -128, 127))); }
-        case 3u: { store_bits(byte, 1u, bitcast<u32>(f32_to_i32_sat(b, 0, 255))); }
-        case 4u: { store_bits(byte, 2u, bitcast<u32>(f32_to_i32_sat(b, -32768, 32767))); }
-        case 5u: { store_bits(byte, 2u, bitcast<u32>(f32_to_i32_sat(b, 0, 65535))); }
-        case 6u: { store_bits(byte, 2u, f32_to_bf16_bits(b)); }
-        case 7u: { store_bits(byte, 2u, f32_to_f16_bits(b)); }
-        case 8u: { store_bits(byte, 4u, bitcast<u32>(f32_to_i32_sat(b, -2147483647 - 1, 2147483647))); }
-        case 9u: { store_bits(byte, 4u, f32_to_u32_sat(b)); }
+        case 2u: { return bitcast<u32>(f32_to_i32_sat(b, -128, 127)) & 0xFFu; }
+        case 3u: { return bitcast<u32>(f32_to_i32_sat(b, 0, 255)); }
+        case 4u: { return bitcast<u32>(f32_to_i32_sat(b, -32768, 32767)) & 0xFFFFu; }
+        case 5u: { return bitcast<u32>(f32_to_i32_sat(b, 0, 65535)); }
+        case 6u: { return f32_to_bf16_bits(b); }
+        case 7u: { return f32_to_f16_bits(b); }
+        case 8u: { return bitcast<u32>(f32_to_i32_sat(b, -2147483647 - 1, 2147483647)); }
+        case 9u: { return f32_to_u32_sat(b); }
         default: { // FP32, FP32R: the f32 bits, NaN canonical (EC-20)
-            store_bits(byte, 4u, select(b, F32_CANONICAL_NAN, is_nan(b)));
+            return select(b, F32_CANONICAL_NAN, is_nan(b));
         }
     }
+}
+
+fn store_f32(byte: u32, d: u32, b: u32) {
+    store_bits(byte, dtype_size(d), out_bits(b, d));
 }
 
 // ---- coordinates ----
@@ -635,9 +642,25 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         let arg = vec4<u32>(f[0].arg, f[1].arg, f[2].arg, f[3].arg);
         let out = select(acc, arg, OP == OP_SELECT);
         let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
-        if DST_VEC4 {
+        if DST_RUN == 1u {
             // fp32/fp32r: the stored bits are the f32 bits, NaN canonical (EC-20).
             memv[dbyte >> 4u] = select(out, vec4<u32>(F32_CANONICAL_NAN), (out & vec4<u32>(0x7FFFFFFFu)) > vec4<u32>(0x7F800000u));
+            dc = advance(dc, p.dst_num, 4u);
+        } else if DST_RUN == 2u {
+            // 1- or 2-byte outputs that fill whole words: no other output
+            // shares them (EC-21), so plain word stores, no read-modify-write.
+            var v = out; // MaxPoolSelect: indices, stored truncated as store_bits does
+            if OP != OP_SELECT {
+                v = vec4<u32>(out_bits(out.x, OUT_DTYPE), out_bits(out.y, OUT_DTYPE), out_bits(out.z, OUT_DTYPE), out_bits(out.w, OUT_DTYPE));
+            }
+            v &= vec4<u32>(select(0xFFFFu, 0xFFu, out_size == 1u));
+            let i = dbyte >> 2u;
+            if out_size == 1u {
+                atomicStore(&mem[i], v.x | (v.y << 8u) | (v.z << 16u) | (v.w << 24u));
+            } else {
+                atomicStore(&mem[i], v.x | (v.y << 16u));
+                atomicStore(&mem[i + 1u], v.z | (v.w << 16u));
+            }
             dc = advance(dc, p.dst_num, 4u);
         } else {
             // Any other output: the dst walk of consecutive outputs, one store each.

@@ -46,9 +46,9 @@ pub struct PoolParams {
     pub groups_x: u32,
     /// Invocations per lane: `ceil(outputs / SEGMENT)`.
     pub segments: u32,
-    /// `pool_rows`: 1 when it stores each run of 4 outputs as one vec4
-    /// (the host's copy of `DST_VEC4`, see [`dst_vec4`]).
-    pub dst_vec4: u32,
+    /// `pool_rows`: how it stores a run of 4 outputs (the host's copy of
+    /// `DST_RUN`): see [`DstRun`].
+    pub dst_run: u32,
     /// `pool_rows`: runs of 4 outputs per invocation (see [`rows_chunks`]).
     pub chunks: u32,
     /// 1 for `pool_rows`, 0 for `pool` (the host's choice; the shader ignores it).
@@ -139,7 +139,7 @@ impl PoolParams {
             scale_bits: scale.to_bits(),
             groups_x: 0,
             segments: (op.num() as u32).div_ceil(per_invocation),
-            dst_vec4: (rows && dst_vec4(op)) as u32,
+            dst_run: if rows { DstRun::of(op) as u32 } else { 0 },
             chunks,
             entry: rows as u32,
         }
@@ -157,7 +157,7 @@ impl PoolParams {
             in_dtype: self.in_dtype,
             out_dtype: self.out_dtype,
             rows: self.entry == 1,
-            dst_vec4: self.dst_vec4 == 1,
+            dst_run: self.dst_run,
             win_rows: if self.entry == 1 {
                 self.unrolled_rows()
             } else {
@@ -185,7 +185,7 @@ impl PoolParams {
 }
 
 /// A pipeline variant of the Pool kernel: its entry point and the WGSL
-/// override constants `OP`, `IN_DTYPE`, `OUT_DTYPE`, `DST_VEC4` and `WIN_ROWS`.
+/// override constants `OP`, `IN_DTYPE`, `OUT_DTYPE`, `DST_RUN` and `WIN_ROWS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// [`OP_MAX`], [`OP_AVG`] or [`OP_SELECT`].
@@ -196,10 +196,10 @@ pub struct Variant {
     pub out_dtype: u32,
     /// The `pool_rows` entry point instead of `pool`.
     pub rows: bool,
-    /// `pool_rows` stores each segment as one vec4 (`DST_VEC4`): the other
-    /// store path is compiled out, which software rasterizers that run both
-    /// sides of every branch (llvmpipe) otherwise pay for.
-    pub dst_vec4: bool,
+    /// How `pool_rows` stores a run ([`DstRun`] as `DST_RUN`): the other
+    /// store paths are compiled out, which software rasterizers that run
+    /// both sides of every branch (llvmpipe) otherwise pay for.
+    pub dst_run: u32,
     /// `pool_rows`' window rows as a constant (`WIN_ROWS`), so its row loop
     /// unrolls; 0 when the counts come from the parameters.
     pub win_rows: u32,
@@ -264,6 +264,43 @@ pub fn rows_chunks(op: &PoolOp, max: u32) -> u32 {
         .into_iter()
         .find(|&c| c <= max && row.is_multiple_of(4 * c as u64))
         .unwrap_or(1)
+}
+
+/// How `pool_rows` stores a run of 4 consecutive outputs (`DST_RUN`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DstRun {
+    /// One output at a time, along the dst walk.
+    EachOutput = 0,
+    /// One aligned vec4 of f32 bits ([`dst_vec4`]).
+    Vec4 = 1,
+    /// The whole aligned words its 1- or 2-byte outputs fill ([`dst_words`]).
+    Words = 2,
+}
+
+impl DstRun {
+    /// The store `op`'s runs take.
+    pub fn of(op: &PoolOp) -> DstRun {
+        if dst_vec4(op) {
+            DstRun::Vec4
+        } else if dst_words(op) {
+            DstRun::Words
+        } else {
+            DstRun::EachOutput
+        }
+    }
+}
+
+/// Whether the 4 consecutive outputs of a run (from a multiple of 4) fill
+/// whole words: 1- or 2-byte output, x step 1, x count a multiple of 4,
+/// a 4-byte aligned start, other walked steps whole words.
+pub fn dst_words(op: &PoolOp) -> bool {
+    let d = op.dst();
+    let size = op.out_ty().size() as i64;
+    matches!(size, 1 | 2)
+        && d.step[0] == 1
+        && d.num[0].is_multiple_of(4)
+        && d.offset.is_multiple_of(4)
+        && walked_steps(d.num, d.step, 0).all(|st| (st * size) % 4 == 0)
 }
 
 /// Whether 4 consecutive outputs of `op` (from a multiple of 4) can be

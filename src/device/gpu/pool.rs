@@ -104,7 +104,7 @@ impl<'g> GpuPool<'g> {
             ("OP", v.op as f64),
             ("IN_DTYPE", v.in_dtype as f64),
             ("OUT_DTYPE", v.out_dtype as f64),
-            ("DST_VEC4", v.dst_vec4 as u32 as f64),
+            ("DST_RUN", v.dst_run as f64),
             ("WIN_ROWS", v.win_rows as f64),
         ];
         let p = self.gpu.scoped(|| {
