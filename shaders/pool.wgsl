@@ -429,10 +429,9 @@ fn window_extent(p: Params, z: u32) -> vec4<u32> {
     return select(vec4<u32>(1u), p.src_num, window_mask(p)) + vec4<u32>(opaque(0u, z));
 }
 
-// The element offset (in elements, relative to the lane's base) of window
-// row (y, z, w) of the window whose first element is at `base`.
-fn row_offset(p: Params, base: i32, y: u32, z: u32, w: u32) -> i32 {
-    return base + i32(w) * p.src_step.w + i32(z) * p.src_step.z + i32(y) * p.src_step.y;
+// The walk of windows: src counts outside the window (1 on its dims).
+fn outer_extent(p: Params) -> vec4<u32> {
+    return select(p.src_num, vec4<u32>(1u), window_mask(p));
 }
 
 // ---- the fold ----
@@ -525,7 +524,7 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     // The window extents, and the walk of windows over the other dims.
     let n = window_extent(p, wg.z);
     let win_elems = n.x * n.y * n.z * n.w;
-    let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
+    let outer = outer_extent(p);
     // Coordinates of output `first` in both walks (sc is 0 on window dims).
     var sc = coords(first, outer);
     var dc = coords(first, p.dst_num);
@@ -611,7 +610,7 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let lane = udiv(id, p.segments);
     let first = (id - lane * p.segments) * p.chunks * 4u; // never crosses the end of dim k
     let n = window_extent(p, wg.z);
-    let outer = select(p.src_num, vec4<u32>(1u), window_mask(p));
+    let outer = outer_extent(p);
     // Byte offset of the first run's window, and the dst coordinates of its first output.
     let in_size = i32(dtype_size(IN_DTYPE));
     var src = i32(p.src_base + lane * p.src_lane_stride) + dot(vec4<i32>(coords(first, outer)), p.src_step) * in_size;
@@ -632,7 +631,8 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
             for (var w = 0u; w < n.w; w++) {
                 for (var z = 0u; z < n.z; z++) {
                     for (var y = 0u; y < n.y; y++) {
-                        f = fold_run_row(f, src + row_offset(p, 0, y, z, w) * in_size, e);
+                        let row = dot(vec4<i32>(vec4<u32>(0u, y, z, w)), p.src_step);
+                        f = fold_run_row(f, src + row * in_size, e);
                         e += 2u;
                     }
                 }
