@@ -23,6 +23,8 @@ dev-bin/tpb-emu demo --backend gpu --out "$out/demo" 2>&1 | tail -8
 echo "== bench (gpu)"
 dev-bin/tpb-emu bench pool --backend gpu --repeat 50 | tee "$out/bench-gpu.txt"
 dev-bin/tpb-emu bench pool --backend gpu --repeat 50 --json >"$out/bench-gpu.json"
+echo "== bench (gpu, 4 runs per fast-path invocation: the software-adapter choice)"
+dev-bin/tpb-emu bench pool --backend gpu --repeat 50 --records 10 --rows-runs 4 | tee "$out/bench-gpu-runs4.txt"
 echo "== bench (cpu backend, this machine's cores)"
 dev-bin/tpb-emu bench pool --backend cpu --repeat 10 | tee "$out/bench-cpu.txt"
 echo "== PyTorch on the same shape"

@@ -1,5 +1,6 @@
 //! The `tpb-emu` command line. Exit codes: see [`tpb_emu::cli::Exit`].
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -95,6 +96,10 @@ enum BenchCommand {
         /// Records in the small-record stream.
         #[arg(long, default_value_t = 10_000)]
         records: u32,
+        /// GPU only: runs of 4 outputs per invocation of the fast path (default: 4 on a
+        /// software adapter, 1 on hardware), to compare the choices on one adapter.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"]).map(|s| s.parse::<u32>().expect("listed")))]
+        rows_runs: Option<u32>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -237,6 +242,7 @@ fn run(args: Args) -> Result<(), CliError> {
             bytes,
             repeat,
             records,
+            rows_runs,
             json,
         }) => {
             let args = cli::bench::BenchArgs {
@@ -244,6 +250,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 bytes,
                 repeat,
                 small_records: records,
+                rows_runs,
                 json,
             };
             cli::bench::run(&args, &mut out).map(|_| ())

@@ -151,6 +151,33 @@ fn info_lists_adapters_and_the_auto_choice() {
     }
 }
 
+/// `--rows-runs` picks the fast path's runs per invocation on the GPU, is
+/// refused on the CPU backend, and takes only 1, 2 or 4.
+#[test]
+fn bench_pool_rows_runs() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let args = |backend: &'static str, runs: &'static str| {
+        let base = ["bench", "pool", "--backend", backend, "--bytes", "524288"];
+        let rest = ["--repeat", "1", "--records", "10", "--rows-runs", runs];
+        base.into_iter().chain(rest).collect::<Vec<_>>()
+    };
+    let o = tpb(&args("gpu", "1"), &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pool/copy ratio"));
+    let o = tpb(&args("cpu", "1"), &[]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rows-runs applies to the GPU"));
+    let o = tpb(&args("gpu", "3"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
 #[test]
 fn bench_pool_reports_rows_and_ratio() {
     if common::gpu().is_none() {

@@ -42,6 +42,8 @@ pub struct BenchArgs {
     pub repeat: u32,
     /// Records in the small-record stream.
     pub small_records: u32,
+    /// GPU: runs per `pool_rows` invocation instead of the adapter's default.
+    pub rows_runs: Option<u32>,
     /// One JSON object instead of the table.
     pub json: bool,
 }
@@ -197,6 +199,11 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
         seed ^= seed << 5;
         *b = seed as u8;
     }
+    if args.rows_runs.is_some() && matches!(backend, Backend::Cpu) {
+        return Err(CliError::BadInput(
+            "--rows-runs applies to the GPU backend; this run uses the CPU backend".into(),
+        ));
+    }
     let report = match &backend {
         Backend::Cpu => bench_cpu(args, &ops, &small, &mut mem, moved)?,
         Backend::Gpu(g) => bench_gpu(args, g, &ops, &small, &mem, moved)?,
@@ -261,7 +268,10 @@ fn bench_gpu(
     moved: u64,
 ) -> Result<Report, CliError> {
     let arch = mem.arch();
-    let pool = GpuPool::new(gpu, arch).map_err(gpu_error)?;
+    let mut pool = GpuPool::new(gpu, arch).map_err(gpu_error)?;
+    if let Some(n) = args.rows_runs {
+        pool.set_rows_max_chunks(n);
+    }
     pool.upload(mem).map_err(gpu_error)?;
     let timing = if gpu.timestamps {
         "GPU timestamp queries around each pass, best of --repeat"
