@@ -150,7 +150,7 @@ impl PoolParams {
         self.channels as u64 * self.segments as u64
     }
 
-    /// The pipeline variant this record needs: (op, in dtype, out dtype).
+    /// The pipeline variant this record needs (see [`Variant`]).
     pub fn variant(&self) -> Variant {
         Variant {
             op: self.op,
