@@ -1,25 +1,14 @@
 //! The binary's contract: outputs, messages and exit codes of validate,
 //! disasm, asm and demo. No input may end in a panic (exit 101).
 
+mod common;
+use common::tpb;
+use std::process::Output;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use tpb_emu::isa::enums::{PoolDim, PoolFunc};
 use tpb_emu::isa::samples::{seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
-
-fn tpb(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panic on {args:?}: {}",
-        stderr(&out)
-    );
-    out
-}
 
 fn code(o: &Output) -> i32 {
     o.status.code().expect("exited normally")

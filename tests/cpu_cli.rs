@@ -3,9 +3,13 @@
 //! or update modes / not a Pool record, 4 bad ADDR, SHAPE, .npy, or an access
 //! outside active memory; never 101).
 
+mod common;
+use common::tpb;
+use std::process::Output;
+
 use npyz::WriterBuilder;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
 use tpb_emu::isa::samples::{SEED_SRC, seed_dst, seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::{Addr4, Opcode, PoolFunc, Record, Region, S4d4Pl, UpdateMode, WaitMode};
@@ -31,20 +35,6 @@ impl Drop for Dir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn exe(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panicked: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn code(o: &Output) -> i32 {
@@ -124,7 +114,7 @@ fn seed_example_through_load_and_dump() {
     let d = Dir::new("seed");
     write_stream(&d.path("s.bin"), &seed_stream());
     write_f32_npy(&d.path("in.npy"), &[4, 4, 4], &seed_data());
-    let out = exe(&[
+    let out = tpb(&[
         "exec",
         &d.arg("s.bin"),
         "--load",
@@ -178,7 +168,7 @@ fn trace_prints_records_and_cores() {
     let mut p = seed_pool(PoolFunc::MAX_POOL, 20);
     p.src = SEED_SRC;
     write_stream(&d.path("s.bin"), &[p.encode()]);
-    let out = exe(&["exec", &d.arg("s.bin"), "--trace"]);
+    let out = tpb(&["exec", &d.arg("s.bin"), "--trace"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
@@ -217,7 +207,7 @@ fn big_endian_fortran_npy_loads_like_c_order() {
         .unwrap();
     w.extend(fortran).unwrap();
     w.finish().unwrap();
-    let out = exe(&[
+    let out = tpb(&[
         "exec",
         &d.arg("s.bin"),
         "--load",
@@ -241,8 +231,8 @@ fn bad_addresses_shapes_and_npy_exit_4() {
     std::fs::write(d.path("junk.npy"), b"not an npy file at all").unwrap();
     let f64_npy = d.path("f64.npy");
     npyz::to_file_1d(&f64_npy, vec![1.0f64, 2.0]).unwrap();
-    let load = |spec: String| exe(&["exec", &d.arg("s.bin"), "--load", &spec]);
-    let dump = |spec: String| exe(&["exec", &d.arg("s.bin"), "--dump", &spec]);
+    let load = |spec: String| tpb(&["exec", &d.arg("s.bin"), "--load", &spec]);
+    let dump = |spec: String| tpb(&["exec", &d.arg("s.bin"), "--dump", &spec]);
     for out in [
         load(format!("sbuf:128:0={}", d.arg("in.npy"))),
         load(format!("dram:0:0={}", d.arg("in.npy"))),
@@ -270,7 +260,7 @@ fn bad_addresses_shapes_and_npy_exit_4() {
     // The same dump fits on MARIANA (256 KiB) but not on SUNDA (192 KiB).
     let spec = format!("sbuf:0:0x30000:fp32:1x2={}", d.arg("o.npy"));
     assert_eq!(
-        code(&exe(&[
+        code(&tpb(&[
             "exec",
             &d.arg("s.bin"),
             "--arch",
@@ -281,7 +271,7 @@ fn bad_addresses_shapes_and_npy_exit_4() {
         0
     );
     assert_eq!(
-        code(&exe(&[
+        code(&tpb(&[
             "exec",
             &d.arg("s.bin"),
             "--arch",
@@ -293,7 +283,7 @@ fn bad_addresses_shapes_and_npy_exit_4() {
     );
     // A stream whose length is not a multiple of 64.
     std::fs::write(d.path("short.bin"), [0u8; 65]).unwrap();
-    assert_eq!(code(&exe(&["exec", &d.arg("short.bin")])), 4);
+    assert_eq!(code(&tpb(&["exec", &d.arg("short.bin")])), 4);
 }
 
 #[test]
@@ -304,9 +294,9 @@ fn invalid_record_exits_3_like_validate() {
     let mut recs = seed_stream();
     recs.insert(1, bad.encode());
     write_stream(&d.path("s.bin"), &recs);
-    let out = exe(&["exec", &d.arg("s.bin")]);
+    let out = tpb(&["exec", &d.arg("s.bin")]);
     assert_eq!(code(&out), 3);
-    let v = exe(&["validate", &d.arg("s.bin")]);
+    let v = tpb(&["validate", &d.arg("s.bin")]);
     assert_eq!(code(&v), 3);
     assert_eq!(stderr(&out), stderr(&v));
     assert!(stderr(&out).contains("offset=64"));
@@ -326,7 +316,7 @@ fn wait_or_update_modes_exit_1_pointing_to_run() {
         let mut recs = seed_stream();
         recs.push(p.encode());
         write_stream(&d.path("s.bin"), &recs);
-        let out = exe(&[
+        let out = tpb(&[
             "exec",
             &d.arg("s.bin"),
             "--dump",
@@ -346,7 +336,7 @@ fn records_exec_does_not_run_exit_1() {
     drain.0[0] = Opcode::DRAIN.0;
     drain.0[1] = 16;
     write_stream(&d.path("s.bin"), &[seed_stream()[0], drain]);
-    let out = exe(&["exec", &d.arg("s.bin")]);
+    let out = tpb(&["exec", &d.arg("s.bin")]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("DRAIN"));
 }
@@ -359,7 +349,7 @@ fn psum_round_trip_with_a_raw_addr4() {
     p.dst.addr = Addr4::new(Region::Psum, 5, 0x800);
     write_stream(&d.path("s.bin"), &[p.encode()]);
     write_f32_npy(&d.path("in.npy"), &[2, 16], &seed_data()[16..48]);
-    let out = exe(&[
+    let out = tpb(&[
         "exec",
         &d.arg("s.bin"),
         "--load",

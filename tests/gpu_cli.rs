@@ -2,29 +2,14 @@
 //! `--backend cpu`; no adapter is exit 5; `info` and `bench pool` report.
 
 mod common;
+use common::tpb_env;
 
 use npyz::WriterBuilder;
 use std::path::Path;
-use std::process::{Command, Output};
 use tpb_emu::isa::enums::PoolFunc;
 use tpb_emu::isa::samples::{seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::{Addr4, Region};
-
-fn tpb(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("the binary runs");
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panic: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -75,7 +60,7 @@ fn exec_on_the_gpu_dumps_what_the_cpu_dumps() {
                 s(&dir.path().join(format!("{backend}-{name}.npy")))
             )
         };
-        let o = tpb(
+        let o = tpb_env(
             &[
                 "exec",
                 s(&stream),
@@ -123,11 +108,11 @@ fn gpu_backend_without_an_adapter_exits_5() {
     .unwrap();
     // No adapter of a backend this machine cannot have.
     let env = [("WGPU_BACKEND", "dx12")];
-    let o = tpb(&["exec", s(&stream), "--backend", "gpu"], &env);
+    let o = tpb_env(&["exec", s(&stream), "--backend", "gpu"], &env);
     assert_eq!(o.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&o.stderr).contains("apt-get install mesa-vulkan-drivers"));
     // auto falls back to the CPU backend.
-    let o = tpb(&["exec", s(&stream), "--backend", "auto"], &env);
+    let o = tpb_env(&["exec", s(&stream), "--backend", "auto"], &env);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -135,13 +120,13 @@ fn gpu_backend_without_an_adapter_exits_5() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains(", cpu)"));
-    let o = tpb(&["bench", "pool", "--backend", "gpu"], &env);
+    let o = tpb_env(&["bench", "pool", "--backend", "gpu"], &env);
     assert_eq!(o.status.code(), Some(5));
 }
 
 #[test]
 fn info_lists_adapters_and_the_auto_choice() {
-    let o = tpb(&["info"], &[]);
+    let o = tpb_env(&["info"], &[]);
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("--backend auto: "), "{out}");
@@ -163,7 +148,7 @@ fn bench_pool_rows_runs() {
         let rest = ["--repeat", "1", "--records", "10", "--rows-runs", runs];
         base.into_iter().chain(rest).collect::<Vec<_>>()
     };
-    let o = tpb(&args("gpu", "1"), &[]);
+    let o = tpb_env(&args("gpu", "1"), &[]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -171,10 +156,10 @@ fn bench_pool_rows_runs() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("pool/copy ratio"));
-    let o = tpb(&args("cpu", "1"), &[]);
+    let o = tpb_env(&args("cpu", "1"), &[]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--rows-runs applies to the GPU"));
-    let o = tpb(&args("gpu", "3"), &[]);
+    let o = tpb_env(&args("gpu", "3"), &[]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -184,7 +169,7 @@ fn bench_pool_reports_rows_and_ratio() {
         return;
     }
     for backend in ["cpu", "gpu"] {
-        let o = tpb(
+        let o = tpb_env(
             &[
                 "bench",
                 "pool",
@@ -213,6 +198,6 @@ fn bench_pool_reports_rows_and_ratio() {
         assert!(rows[0]["gb_per_s"].as_f64().unwrap() > 0.0);
         assert!(v["pool_over_copy"][0].as_f64().unwrap() > 0.0);
     }
-    let o = tpb(&["bench", "pool", "--bytes", "7"], &[]);
+    let o = tpb_env(&["bench", "pool", "--bytes", "7"], &[]);
     assert_eq!(o.status.code(), Some(4));
 }

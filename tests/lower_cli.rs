@@ -1,22 +1,15 @@
 //! `tpb-emu lower`, `tpb-emu validate --lower` and `tpb-emu run` on a
 //! program with pseudo-instructions: outputs, messages and exit codes.
 
+mod common;
+use common::tpb;
+
 use std::path::Path;
-use std::process::{Command, Output};
 use tpb_emu::isa::enums::{Dtype, UpdateMode, WaitMode};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::{Opcode, Record};
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::lower::{lower, pseudo};
-
-fn tpb(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert_ne!(out.status.code(), Some(101), "panic on {args:?}");
-    out
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

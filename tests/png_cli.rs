@@ -1,17 +1,17 @@
 //! `--png DIR` on `tpb-emu run` and `tpb-emu exec`: the pictures exist and
 //! are not blank.
 
+mod common;
+use common::tpb;
+
 use npyz::WriterBuilder;
-use std::process::{Command, Output};
+use std::process::Output;
 use tpb_emu::isa::PoolFunc;
 use tpb_emu::isa::samples::seed_pool;
 use tpb_emu::isa::stream::to_bytes;
 
 fn exe(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = tpb(args);
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -2,27 +2,15 @@
 //! a message naming the key; invalid programs are exit 3 naming the engine;
 //! run-time failures (deadlock, bad branch, record budget) are exit 1. Never a panic.
 
+mod common;
+use common::tpb;
+
 use npyz::WriterBuilder;
 use std::path::Path;
-use std::process::{Command, Output};
 use tpb_emu::isa::Record;
 use tpb_emu::isa::enums::{Dtype, Engine, WaitMode};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::runtime::build::*;
-
-fn tpb(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panic on {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn write_npy_f32(path: &Path, shape: &[u64], data: &[f32]) {
     let mut w = npyz::WriteOptions::new()

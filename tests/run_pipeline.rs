@@ -5,9 +5,11 @@
 //! example program is checked the same way through `tpb-emu run`.
 
 mod common;
+use common::tpb;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, Executor, NoTrace};
 use tpb_emu::isa::enums::{Dtype, PoolDim, PoolFunc, UpdateMode, WaitMode};
@@ -223,20 +225,6 @@ fn example_files_are_the_samples() {
         samples::program(),
         "examples/program is stale: cargo run --example make_program"
     );
-}
-
-fn tpb(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panic: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn read_npy<T: npyz::Deserialize>(path: &Path) -> (Vec<u64>, Vec<T>) {

@@ -1,26 +1,14 @@
 //! `tpb-emu viz --footprint`: the bytes a record reads and writes, checked
 //! by colour at known bytes of the seed example, and the error contract.
 
-use std::process::{Command, Output};
+mod common;
+use common::tpb;
+
 use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::{Addr4, PoolFunc, Record, Region};
 use tpb_emu::limits::Arch;
 use tpb_emu::viz;
-
-fn exe(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "panicked: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn overlapping() -> Record {
     let mut p = seed_pool(PoolFunc::MAX_POOL, 4);
@@ -90,7 +78,7 @@ fn the_cli_draws_a_record_and_keeps_the_exit_codes() {
     let s = s.to_str().unwrap();
     let png = d.path().join("o.png");
     let o = png.to_str().unwrap();
-    let run = |n: &str| exe(&["viz", "--footprint", s, "--record", n, "-o", o]);
+    let run = |n: &str| tpb(&["viz", "--footprint", s, "--record", n, "-o", o]);
     let ok = run("1");
     assert_eq!(
         ok.status.code(),
@@ -109,7 +97,7 @@ fn the_cli_draws_a_record_and_keeps_the_exit_codes() {
     assert_eq!(run("3").status.code(), Some(4), "past the end");
     std::fs::write(d.path().join("bad.bin"), [0u8; 65]).unwrap();
     let bad = d.path().join("bad.bin");
-    let b = exe(&[
+    let b = tpb(&[
         "viz",
         "--footprint",
         bad.to_str().unwrap(),
@@ -121,7 +109,7 @@ fn the_cli_draws_a_record_and_keeps_the_exit_codes() {
     assert_eq!(b.status.code(), Some(4), "malformed stream");
     // --record is required with --footprint (usage), and a tensor still works alone.
     assert_eq!(
-        exe(&["viz", "--footprint", s, "-o", o]).status.code(),
+        tpb(&["viz", "--footprint", s, "-o", o]).status.code(),
         Some(2)
     );
 }

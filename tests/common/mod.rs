@@ -10,6 +10,28 @@ use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{Addr4, Opcode, Region, S4d4Pl, Tensor4d};
 use tpb_emu::limits::{Arch, PARTITIONS};
 
+/// Runs the `tpb-emu` binary with `args`; a panic (exit 101) fails the
+/// test, since every CLI failure must be an exit code.
+pub fn tpb(args: &[&str]) -> std::process::Output {
+    tpb_env(args, &[])
+}
+
+/// [`tpb`] with extra environment variables.
+pub fn tpb_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs");
+    assert_ne!(
+        out.status.code(),
+        Some(101),
+        "panic on {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Bytes at the start of each partition that random records use.
 pub const WINDOW: u32 = 1024;
 
