@@ -509,11 +509,17 @@ fn fold(f: Fold, v: u32, e: u32) -> Fold {
     return Fold(select(f.acc, v, take), select(f.key, kv, take), select(f.arg, e, take));
 }
 
+// This invocation's number within the record: the host lays the grid out
+// in rows of `groups_x` workgroups (at most 65,535 per dimension); ids at or
+// past channels × segments have no work.
+fn invocation(p: Params, wg: vec3<u32>, li: u32) -> u32 {
+    return (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
+}
 
 @compute @workgroup_size(64)
 fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
-    let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
+    let id = invocation(p, wg, li);
     if id >= p.channels * p.segments {
         return;
     }
@@ -603,7 +609,7 @@ fn fold_run_row(f: array<Fold, 4>, row: i32, e: u32) -> array<Fold, 4> {
 @compute @workgroup_size(64)
 fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
-    let id = (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
+    let id = invocation(p, wg, li);
     if id >= p.channels * p.segments {
         return;
     }

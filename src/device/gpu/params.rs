@@ -290,29 +290,29 @@ impl DstRun {
     }
 }
 
-/// Whether the 4 consecutive outputs of a run (from a multiple of 4) fill
-/// whole words: 1- or 2-byte output, x step 1, x count a multiple of 4,
-/// a 4-byte aligned start, other walked steps whole words.
-pub fn dst_words(op: &PoolOp) -> bool {
+/// Whether every run of 4 consecutive dst outputs (from a multiple of 4) is
+/// contiguous and starts `align`-byte aligned: x step 1, x count a multiple
+/// of 4, an aligned start, other walked steps multiples of `align` bytes.
+fn dst_runs_aligned(op: &PoolOp, align: i64) -> bool {
     let d = op.dst();
     let size = op.out_ty().size() as i64;
-    matches!(size, 1 | 2)
-        && d.step[0] == 1
+    d.step[0] == 1
         && d.num[0].is_multiple_of(4)
-        && d.offset.is_multiple_of(4)
-        && walked_steps(d.num, d.step, 0).all(|st| (st * size) % 4 == 0)
+        && (d.offset as i64) % align == 0
+        && walked_steps(d.num, d.step, 0).all(|st| (st * size) % align == 0)
 }
 
-/// Whether 4 consecutive outputs of `op` (from a multiple of 4) can be
-/// stored as one vec4 of f32 bits: an fp32/fp32r Pool output (MaxPoolSelect
-/// writes indices, the integer outputs convert), x step 1, x count a
-/// multiple of 4, other walked steps multiples of 4, 16-byte aligned start.
+/// Whether a run's 4 outputs fill whole words: 1- or 2-byte outputs, runs
+/// 4-byte aligned.
+pub fn dst_words(op: &PoolOp) -> bool {
+    matches!(op.out_ty().size(), 1 | 2) && dst_runs_aligned(op, 4)
+}
+
+/// Whether a run's 4 outputs can be stored as one vec4 of f32 bits: an
+/// fp32/fp32r Pool output (MaxPoolSelect writes indices, the integer
+/// outputs convert), runs 16-byte aligned.
 pub fn dst_vec4(op: &PoolOp) -> bool {
-    let d = op.dst();
     op.func() != Func::Select
         && matches!(op.out_ty(), OutType::F32 | OutType::F32r)
-        && d.step[0] == 1
-        && d.num[0].is_multiple_of(4)
-        && d.offset.is_multiple_of(16)
-        && walked_steps(d.num, d.step, 0).all(|st| st % 4 == 0)
+        && dst_runs_aligned(op, 16)
 }
