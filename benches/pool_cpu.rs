@@ -12,7 +12,8 @@ use common::time;
 use std::hint::black_box;
 use std::num::NonZeroUsize;
 use std::time::Duration;
-use tpb_emu::device::pool::{self, CpuOptions, PoolOp};
+use tpb_emu::device::cpu::pool;
+use tpb_emu::device::{CpuOptions, PoolOp};
 use tpb_emu::device::{DeviceMemory, Validated};
 use tpb_emu::isa::samples::pool_2x2_map;
 use tpb_emu::isa::validate::Target;
@@ -87,7 +88,7 @@ fn main() {
                 threads,
                 force_generic: false,
             };
-            let n = opts.threads_for(&op);
+            let n = opts.threads_for(&op.into());
             let secs = time(budget, || pool::execute(black_box(&op), &mut mem, &opts));
             row(&format!("pool {name} 2x2 fp32"), n, secs, op.bytes_moved());
         }
@@ -95,7 +96,7 @@ fn main() {
             threads: None,
             force_generic: true,
         };
-        let n = opts.threads_for(&op);
+        let n = opts.threads_for(&op.into());
         let secs = time(budget / 3, || {
             pool::execute(black_box(&op), &mut mem, &opts)
         });
@@ -114,7 +115,7 @@ fn main() {
         black_box(&mut dst);
     });
     row("memcpy", 1, secs, moved);
-    let n = CpuOptions::default().threads_for(&record(PoolFunc::MAX_POOL));
+    let n = CpuOptions::default().threads_for(&record(PoolFunc::MAX_POOL).into());
     if n > 1 {
         let per = (moved as usize).div_ceil(n);
         let secs = time(budget, || {

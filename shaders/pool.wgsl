@@ -1,7 +1,7 @@
 // The POOL engine's Pool and MaxPoolSelect on the GPU (SPEC §6).
 //
 // Each (lane, output) pair is folded in fp32, in stream order, into one
-// output element. The CPU reference (src/device/pool.rs,
+// output element. The CPU reference (src/device/cpu/pool.rs,
 // src/device/convert.rs) defines the semantics; every function here mirrors
 // one there and must give the same bits. Everything that GPUs may do
 // differently is done with integer bit operations: integer→f32 and
@@ -23,10 +23,9 @@
 // integer division (`udiv`), no dynamic indexing, parameters read once at
 // the top, and what the host knows per pipeline in override constants.
 //
-// Memory: SBUF (128 partitions × active bytes) then PSUM, as u32 words. Words
-// are atomic because 1- and 2-byte outputs of different invocations can share
-// a word; EC-21 guarantees no two outputs share a byte and src never meets
-// dst, so a clear-then-set of one output's bytes is race-free.
+// Composed after memory.wgsl (the device memory bindings, the grid),
+// convert.wgsl (SPEC §6 conversions) and walk.wgsl (coordinates): see
+// src/device/gpu/kernels.rs. EC-21 guarantees src never meets dst.
 
 // Mirrors `PoolParams` in src/device/gpu/params.rs (128 bytes; the Rust side
 // asserts the size and offsets).
@@ -67,60 +66,16 @@ override DST_RUN: u32 = 0u;
 // `params`.
 override WIN_ROWS: u32 = 0u;
 
-@group(0) @binding(0) var<storage, read_write> mem: array<atomic<u32>>;
 // Read once, into `p`, at the top of each entry point: llvmpipe loads a
 // uniform as one scalar only outside control flow, and once per invocation
 // (a gather) inside it.
 @group(0) @binding(1) var<uniform> params: Params;
-// The same memory as 16-byte words, for `pool_rows`' vector loads and stores
-// (each entry point uses one view; the host binds the same buffer to both).
-@group(0) @binding(2) var<storage, read_write> memv: array<vec4<u32>>;
 
-const WORKGROUP: u32 = 64u;
 const SEGMENT: u32 = 4u; // outputs per invocation
 
 const OP_MAX: u32 = 0u;
 const OP_AVG: u32 = 1u;
 const OP_SELECT: u32 = 2u;
-
-const INT8: u32 = 2u;
-const UINT8: u32 = 3u;
-const INT16: u32 = 4u;
-const UINT16: u32 = 5u;
-const BFLOAT16: u32 = 6u;
-const FP16: u32 = 7u;
-const INT32: u32 = 8u;
-const UINT32: u32 = 9u;
-const INT64: u32 = 12u;
-
-const SIGN: u32 = 0x80000000u;
-const NEG_INF: u32 = 0xFF800000u;
-const F32_CANONICAL_NAN: u32 = 0x7FC00000u; // EC-20
-const F16_CANONICAL_NAN: u32 = 0x7E00u;     // EC-20
-const BF16_CANONICAL_NAN: u32 = 0x7FC0u;    // EC-20
-
-fn dtype_size(d: u32) -> u32 {
-    switch d {
-        case 2u, 3u: { return 1u; }
-        case 4u, 5u, 6u, 7u: { return 2u; }
-        case 12u: { return 8u; }
-        default: { return 4u; }
-    }
-}
-
-// ---- f32 bit classification (compilers may assume no NaN/inf exist) ----
-
-fn is_nan(b: u32) -> bool {
-    return (b & 0x7FFFFFFFu) > 0x7F800000u;
-}
-
-// EC-19: an f32 subnormal becomes a zero of the same sign.
-fn flush(b: u32) -> u32 {
-    if (b & 0x7F800000u) == 0u {
-        return b & SIGN;
-    }
-    return b;
-}
 
 // An i32 whose order is the float order of non-NaN values, with -0 and +0
 // equal (IEEE compares them equal): a negative value's key is minus its
@@ -131,307 +86,25 @@ fn order_key(b: u32) -> i32 {
     return select(k, -2147483647 - 1, is_nan(b));
 }
 
-// ---- integer → f32, round to nearest even, by bits ----
 
-// Rounds the magnitude `hi:lo` (a 64-bit integer, hi != 0 or lo != 0) to f32 bits.
-fn u64_to_f32_bits(hi: u32, lo: u32) -> u32 {
-    if hi == 0u && lo == 0u {
-        return 0u;
-    }
-    var top: u32; // position of the leading one, 0..=63
-    if hi != 0u {
-        top = 63u - countLeadingZeros(hi);
-    } else {
-        top = 31u - countLeadingZeros(lo);
-    }
-    if top <= 23u {
-        // Exact: fits the 24-bit significand (so hi == 0).
-        return ((top + 127u) << 23u) + ((lo << (23u - top)) & 0x7FFFFFu);
-    }
-    let shift = top - 23u; // 1..=40 bits to drop
-    // m = value >> shift (24 bits); rest = the dropped bits compared with half.
-    var m: u32;
-    var above_half: bool;
-    var at_half: bool;
-    if shift < 32u {
-        m = (lo >> shift) | select(0u, hi << (32u - shift), shift > 0u);
-        let dropped = lo & ((1u << shift) - 1u);
-        let half = 1u << (shift - 1u);
-        above_half = dropped > half;
-        at_half = dropped == half;
-    } else {
-        let s = shift - 32u; // 0..=8
-        m = hi >> s;
-        if s == 0u {
-            above_half = lo > SIGN;
-            at_half = lo == SIGN;
-        } else {
-            let dropped_hi = hi & ((1u << s) - 1u);
-            let half_hi = 1u << (s - 1u);
-            above_half = dropped_hi > half_hi || (dropped_hi == half_hi && lo != 0u);
-            at_half = dropped_hi == half_hi && lo == 0u;
-        }
-    }
-    let round_up = above_half || (at_half && (m & 1u) == 1u);
-    // A carry out of the significand increments the exponent, as it should.
-    return ((top + 127u) << 23u) + (m & 0x7FFFFFu) + select(0u, 1u, round_up);
-}
+// Selects are per component throughout: a `select` of integer vectors by a
+// vector condition becomes an integer `mix()` in GLSL, which desktop GL has
+// only from 4.50.
 
-fn u32_to_f32_bits(v: u32) -> u32 {
-    return u64_to_f32_bits(0u, v);
-}
-
-fn i32_to_f32_bits(v: u32) -> u32 {
-    if (v & SIGN) != 0u {
-        return SIGN | u32_to_f32_bits(~v + 1u);
-    }
-    return u32_to_f32_bits(v);
-}
-
-fn i64_to_f32_bits(hi: u32, lo: u32) -> u32 {
-    if (hi & SIGN) != 0u {
-        // Two's-complement negate hi:lo.
-        let nlo = ~lo + 1u;
-        let nhi = ~hi + select(0u, 1u, nlo == 0u);
-        return SIGN | u64_to_f32_bits(nhi, nlo);
-    }
-    return u64_to_f32_bits(hi, lo);
-}
-
-// fp16 widens exactly; fp16 subnormals are f32 normals.
-fn f16_to_f32_bits(h: u32) -> u32 {
-    let sign = (h & 0x8000u) << 16u;
-    let e = (h >> 10u) & 0x1Fu;
-    let m = h & 0x3FFu;
-    if e == 0x1Fu {
-        return sign | 0x7F800000u | (m << 13u);
-    }
-    if e == 0u {
-        if m == 0u {
-            return sign;
-        }
-        let top = 31u - countLeadingZeros(m); // 0..=9; value = m · 2^-24
-        return sign | ((top + 103u) << 23u) | ((m << (23u - top)) & 0x7FFFFFu);
-    }
-    return sign | ((e + 112u) << 23u) | (m << 13u);
-}
-
-// ---- memory ----
-
-fn load_word(byte: u32) -> u32 {
-    return atomicLoad(&mem[byte >> 2u]);
-}
-
-// An element of dtype `d` (its bits in the low bytes of `v`, higher bits
-// zero) converted to f32 bits (SPEC §6 load conversions); not INT64.
-fn to_f32_bits(v: u32, d: u32) -> u32 {
-    switch d {
-        case 2u: { // INT8
-            return i32_to_f32_bits(bitcast<u32>(i32(v << 24u) >> 24u));
-        }
-        case 3u, 5u, 9u: { // UINT8, UINT16, UINT32
-            return u32_to_f32_bits(v);
-        }
-        case 4u: { // INT16
-            return i32_to_f32_bits(bitcast<u32>(i32(v << 16u) >> 16u));
-        }
-        case 6u: { // BFLOAT16: exact, then EC-19
-            return flush(v << 16u);
-        }
-        case 7u: { // FP16
-            return f16_to_f32_bits(v);
-        }
-        case 8u: { // INT32
-            return i32_to_f32_bits(v);
-        }
-        default: { // FP32: EC-19
-            return flush(v);
-        }
-    }
-}
-
-// The element at `byte` converted to f32 bits.
-fn load_f32_bits(byte: u32, d: u32) -> u32 {
-    let w = load_word(byte);
-    if d == INT64 { // little-endian: low word first
-        return i64_to_f32_bits(load_word(byte + 4u), w);
-    }
-    let size = dtype_size(d);
-    let mask = select(select(0xFFFFu, 0xFFu, size == 1u), 0xFFFFFFFFu, size == 4u);
-    return to_f32_bits((w >> ((byte & 3u) * 8u)) & mask, d);
-}
-
-// ---- f32 → out dtype (EC-13, EC-20) ----
-
-fn f32_to_f16_bits(b: u32) -> u32 {
-    if is_nan(b) {
-        return F16_CANONICAL_NAN;
-    }
-    let sign = (b >> 16u) & 0x8000u;
-    let a = b & 0x7FFFFFFFu;
-    let e = a >> 23u;
-    if e == 0xFFu {
-        return sign | 0x7C00u;
-    }
-    if e == 0u {
-        return sign; // zero (subnormals were flushed upstream)
-    }
-    let m = (a & 0x7FFFFFu) | 0x800000u; // 24-bit significand
-    var shift: u32;
-    var base: u32;
-    if e >= 113u {
-        // fp16 normal range (or overflow): keep 11 bits.
-        if e >= 143u {
-            return sign | 0x7C00u; // >= 2^16 always rounds to inf
-        }
-        shift = 13u;
-        base = (e - 112u) << 10u; // exponent field; the implicit bit is added below
-    } else {
-        // fp16 subnormal: value = m · 2^(e-150), unit 2^-24.
-        shift = 126u - e; // >= 14
-        if shift >= 25u {
-            return sign; // below half the smallest subnormal
-        }
-        base = 0u;
-    }
-    let kept = m >> shift;
-    let dropped = m & ((1u << shift) - 1u);
-    let half = 1u << (shift - 1u);
-    let round_up = dropped > half || (dropped == half && (kept & 1u) == 1u);
-    var r: u32;
-    if base != 0u {
-        // (e16 << 10) + (kept - implicit 1<<10): a carry moves into the exponent, up to inf.
-        r = base + (kept & 0x3FFu) + select(0u, 1u, round_up);
-    } else {
-        r = kept + select(0u, 1u, round_up);
-    }
-    return sign | r;
-}
-
-fn f32_to_bf16_bits(b: u32) -> u32 {
-    if is_nan(b) {
-        return BF16_CANONICAL_NAN;
-    }
-    // Round to nearest even on the low 16 bits; overflow reaches inf.
-    return (b + 0x7FFFu + ((b >> 16u) & 1u)) >> 16u;
-}
-
-// Truncate toward zero, saturate to [lo, hi] (as i32), NaN → 0.
-fn f32_to_i32_sat(b: u32, lo: i32, hi: i32) -> i32 {
-    if is_nan(b) {
-        return 0;
-    }
-    if (b & 0x7FFFFFFFu) >= 0x4F000000u { // |x| >= 2^31, inf included
-        return select(hi, lo, (b & SIGN) != 0u);
-    }
-    return clamp(i32(bitcast<f32>(b)), lo, hi);
-}
-
-fn f32_to_u32_sat(b: u32) -> u32 {
-    if is_nan(b) || (b & SIGN) != 0u {
-        return 0u; // negative values truncate to 0 or saturate to 0
-    }
-    if b >= 0x4F800000u { // >= 2^32, inf included
-        return 0xFFFFFFFFu;
-    }
-    return u32(bitcast<f32>(b));
-}
-
-fn store_bits(byte: u32, size: u32, v: u32) {
-    let i = byte >> 2u;
-    if size == 4u {
-        atomicStore(&mem[i], v);
-        return;
-    }
-    let sh = (byte & 3u) * 8u;
-    let mask = select(0xFFu, 0xFFFFu, size == 2u) << sh;
-    atomicAnd(&mem[i], ~mask);
-    atomicOr(&mem[i], (v << sh) & mask);
-}
-
-// f32 bits `b` as an output of dtype `d` (EC-13, EC-20), in the low bytes.
-fn out_bits(b: u32, d: u32) -> u32 {
-    switch d {
-        case 2u: { return bitcast<u32>(f32_to_i32_sat(b, -128, 127)) & 0xFFu; }
-        case 3u: { return bitcast<u32>(f32_to_i32_sat(b, 0, 255)); }
-        case 4u: { return bitcast<u32>(f32_to_i32_sat(b, -32768, 32767)) & 0xFFFFu; }
-        case 5u: { return bitcast<u32>(f32_to_i32_sat(b, 0, 65535)); }
-        case 6u: { return f32_to_bf16_bits(b); }
-        case 7u: { return f32_to_f16_bits(b); }
-        case 8u: { return bitcast<u32>(f32_to_i32_sat(b, -2147483647 - 1, 2147483647)); }
-        case 9u: { return f32_to_u32_sat(b); }
-        default: { // FP32, FP32R: the f32 bits, NaN canonical (EC-20)
-            return select(b, F32_CANONICAL_NAN, is_nan(b));
-        }
-    }
-}
-
-fn store_f32(byte: u32, d: u32, b: u32) {
-    store_bits(byte, dtype_size(d), out_bits(b, d));
-}
-
-// ---- coordinates ----
-//
-// No integer division and no dynamically indexed vectors: llvmpipe (Mesa's
-// software Vulkan, which CI runs) divides one lane at a time and keeps
-// dynamically indexed vectors in memory, which costs more than the fold.
-
-// floor(n / d) for n < 2^30 and 1 <= d < 2^24, exact whatever the precision
-// of f32 division (WGSL allows 2.5 ULP): an estimate, one f32 correction
-// step (then within one), one integer correction. Wrapping u32/i32
-// arithmetic keeps the intermediate remainders exact.
-fn udiv(n: u32, d: u32) -> u32 {
-    let fd = f32(d);
-    var q = u32(f32(n) / fd);
-    q = bitcast<u32>(bitcast<i32>(q) + i32(floor(f32(bitcast<i32>(n - q * d)) / fd)));
-    let r = bitcast<i32>(n - q * d);
-    return q + select(0u, 1u, r >= i32(d)) - select(0u, 1u, r < 0);
-}
-
-// `o`'s coordinates in a walk over `num` (dim 0 fastest); o < the product.
-fn coords(o: u32, num: vec4<u32>) -> vec4<u32> {
-    let q0 = udiv(o, num.x);
-    let q1 = udiv(q0, num.y);
-    let q2 = udiv(q1, num.z);
-    return vec4<u32>(o - q0 * num.x, q0 - q1 * num.y, q1 - q2 * num.z, q2);
-}
-
-// Steps coordinates `c` over `num` by `by` along dim 0 (`by` divides num.x,
-// c.x a multiple of `by`): the odometer from one output to the next.
-fn advance(c: vec4<u32>, num: vec4<u32>, by: u32) -> vec4<u32> {
-    let x = c.x + by;
-    let cx = x >= num.x;
-    let y = c.y + select(0u, 1u, cx);
-    let cy = cx && y >= num.y;
-    let z = c.z + select(0u, 1u, cy);
-    let cz = cy && z >= num.z;
-    return vec4<u32>(select(x, 0u, cx), select(y, 0u, cy), select(z, 0u, cz), c.w + select(0u, 1u, cz));
-}
-
-// A loop bound the shader compiler cannot see through. lavapipe (Mesa's
-// software Vulkan, which CI runs) specializes a shader on the uniform values
-// that bound its loops and recompiles it for every dispatch whose values
-// change — a millisecond per record. `z` is workgroup_id.z, always 0 (the
-// host dispatches one layer), so the value is unchanged but no longer a
-// pure uniform.
-fn opaque(v: u32, z: u32) -> u32 {
-    return v + z;
-}
-
-// Which src dims form the window (dims 0..win_dims).
-fn window_mask(p: Params) -> vec4<bool> {
-    return vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.win_dims);
-}
-
-// The window's extent per dim (1 outside it): the window loops' bounds,
-// through `opaque`.
+// The window's extent per dim (1 outside it; dim 0 is always in the window,
+// dims 0..win_dims form it): the window loops' bounds, through `opaque`.
 fn window_extent(p: Params, z: u32) -> vec4<u32> {
-    return select(vec4<u32>(1u), p.src_num, window_mask(p)) + vec4<u32>(opaque(0u, z));
+    let n = p.src_num;
+    let w = p.win_dims;
+    let e = vec4<u32>(n.x, select(1u, n.y, w > 1u), select(1u, n.z, w > 2u), select(1u, n.w, w > 3u));
+    return e + vec4<u32>(opaque(0u, z));
 }
 
 // The walk of windows: src counts outside the window (1 on its dims).
 fn outer_extent(p: Params) -> vec4<u32> {
-    return select(p.src_num, vec4<u32>(1u), window_mask(p));
+    let n = p.src_num;
+    let w = p.win_dims;
+    return vec4<u32>(1u, select(n.y, 1u, w > 1u), select(n.z, 1u, w > 2u), select(n.w, 1u, w > 3u));
 }
 
 // ---- the fold ----
@@ -509,17 +182,10 @@ fn fold(f: Fold, v: u32, e: u32) -> Fold {
     return Fold(select(f.acc, v, take), select(f.key, kv, take), select(f.arg, e, take));
 }
 
-// This invocation's number within the record: the host lays the grid out
-// in rows of `groups_x` workgroups (at most 65,535 per dimension); ids at or
-// past channels × segments have no work.
-fn invocation(p: Params, wg: vec3<u32>, li: u32) -> u32 {
-    return (wg.y * p.groups_x + wg.x) * WORKGROUP + li;
-}
-
 @compute @workgroup_size(64)
 fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
-    let id = invocation(p, wg, li);
+    let id = invocation(p.groups_x, wg, li);
     if id >= p.channels * p.segments {
         return;
     }
@@ -561,6 +227,17 @@ fn pool(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         sc = advance(sc, outer, 1u);
         dc = advance(dc, p.dst_num, 1u);
     }
+}
+
+// EC-20: four f32 bit patterns with every NaN made canonical (per component:
+// see window_extent).
+fn canonical4(v: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(
+        select(v.x, F32_CANONICAL_NAN, is_nan(v.x)),
+        select(v.y, F32_CANONICAL_NAN, is_nan(v.y)),
+        select(v.z, F32_CANONICAL_NAN, is_nan(v.z)),
+        select(v.w, F32_CANONICAL_NAN, is_nan(v.w)),
+    );
 }
 
 // ---- the row fast path ----
@@ -609,7 +286,7 @@ fn fold_run_row(f: array<Fold, 4>, row: i32, e: u32) -> array<Fold, 4> {
 @compute @workgroup_size(64)
 fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
-    let id = invocation(p, wg, li);
+    let id = invocation(p.groups_x, wg, li);
     if id >= p.channels * p.segments {
         return;
     }
@@ -650,7 +327,7 @@ fn pool_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         let dbyte = u32(lane_dst + dot(vec4<i32>(dc), p.dst_step) * i32(out_size));
         if DST_RUN == 1u {
             // fp32/fp32r: the stored bits are the f32 bits, NaN canonical (EC-20).
-            memv[dbyte >> 4u] = select(out, vec4<u32>(F32_CANONICAL_NAN), (out & vec4<u32>(0x7FFFFFFFu)) > vec4<u32>(0x7F800000u));
+            memv[dbyte >> 4u] = canonical4(out);
             dc = advance(dc, p.dst_num, 4u);
         } else if DST_RUN == 2u {
             // 1- or 2-byte outputs that fill whole words: no other output

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use tpb_emu::device::gpu::{GpuExecutor, GpuPool};
+use tpb_emu::device::gpu::{GpuExecutor, GpuMemory, Kernels, batch};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor};
 use tpb_emu::isa::enums::{Dtype, PoolDim, PoolFunc};
 use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_max_pool_select, seed_pool};
@@ -298,9 +298,9 @@ fn random_streams_agree_bit_for_bit() {
 /// `pool_rows` record with runs of 4 vec4s whose dst rows carry mid-invocation.
 #[test]
 fn large_records_with_odd_counts_agree() {
+    use tpb_emu::device::PoolOp;
     use tpb_emu::device::Validated;
     use tpb_emu::device::gpu::params::{dst_vec4, rows_chunks, rows_path};
-    use tpb_emu::device::pool::PoolOp;
     use tpb_emu::isa::Opcode;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x1A26_E000);
@@ -393,9 +393,9 @@ fn avg_products_agree_for_any_scale() {
 /// each must take the slower path and still agree with the CPU.
 #[test]
 fn near_misses_of_the_fast_paths_agree() {
+    use tpb_emu::device::PoolOp;
     use tpb_emu::device::Validated;
     use tpb_emu::device::gpu::params::{dst_vec4, rows_path};
-    use tpb_emu::device::pool::PoolOp;
     use tpb_emu::isa::Opcode;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x2EA2_0000);
@@ -477,12 +477,15 @@ fn a_record_beyond_one_grid_row_agrees() {
 #[test]
 fn a_destroyed_device_is_an_error_not_a_panic() {
     let Some(gpu) = gpu() else { return };
-    let pool = GpuPool::new(&gpu, ARCH).expect("pipeline");
+    let memory = GpuMemory::new(&gpu, ARCH).expect("memory");
+    let kernels = Kernels::new(&gpu).expect("kernels");
     gpu.device.destroy();
     let mem = DeviceMemory::new(ARCH);
-    let r = pool.upload(&mem).and_then(|_| pool.run(&[]));
+    let r = memory
+        .upload(&mem)
+        .and_then(|_| batch::run(&kernels, &memory, &[]));
     let mut back = DeviceMemory::new(ARCH);
-    let d = pool.download(&mut back);
+    let d = memory.download(&mut back);
     assert!(
         r.is_err() || d.is_err(),
         "upload/run/download after destroy: {r:?} {d:?}"
@@ -592,11 +595,11 @@ fn random_rows_record(rng: &mut fastrand::Rng) -> S4d4Pl {
 
 #[test]
 fn the_rows_fast_path_matches_the_cpu() {
+    use tpb_emu::device::PoolOp;
     use tpb_emu::device::Validated;
     use tpb_emu::device::gpu::params::{
         DstRun, PoolParams, rows_chunks, rows_max_chunks, rows_path,
     };
-    use tpb_emu::device::pool::PoolOp;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0x0F45_7000);
     let mut unrolled = [0; 2]; // window rows from the parameters, unrolled

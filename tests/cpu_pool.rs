@@ -9,8 +9,9 @@
 mod common;
 
 use common::{IN_DTYPES as IN_TYPES, OUT_DTYPES as OUT_TYPES};
-use tpb_emu::device::pool::{self, CpuOptions, PoolOp};
+use tpb_emu::device::cpu::pool;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, NoTrace, Program, Validated, run_program};
+use tpb_emu::device::{CpuOptions, PoolOp};
 use tpb_emu::isa::samples::{SEED_DST_OFFSET, SEED_SRC, seed_dst, seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::validate::Target;
@@ -1137,7 +1138,7 @@ fn fast_path_matches_generic_on_a_large_multithreaded_record() {
         let v = Validated::new(0, rec.encode(), Target::pool(Arch::Cayman)).unwrap();
         let op = PoolOp::from_validated(&v).unwrap();
         assert!(pool::fast_path_applies(&op));
-        let threads = CpuOptions::default().threads_for(&op);
+        let threads = CpuOptions::default().threads_for(&op.into());
         assert!(threads >= 1);
         let mem = run_both(&[rec], &init);
         // Spot-check one window against the definition by hand.

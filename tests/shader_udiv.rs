@@ -6,7 +6,7 @@
 //! test runs a line-for-line Rust transcription under every such rounding —
 //! and first checks that the shader still says what is transcribed.
 
-use tpb_emu::device::gpu::pool::POOL_WGSL;
+use tpb_emu::device::gpu::kernels::POOL_WGSL;
 
 /// The shader's text of `udiv`, which `udiv` below transcribes.
 const WGSL_UDIV: &str = "fn udiv(n: u32, d: u32) -> u32 {

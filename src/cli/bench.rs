@@ -8,10 +8,12 @@
 
 use super::CliError;
 use super::backend::{Backend, gpu_error};
+use crate::device::cpu::pool::execute;
+use crate::device::gpu::batch::{self, Dispatch, EncodeCx};
 use crate::device::gpu::copy::CopyKernel;
-use crate::device::gpu::params::PoolParams;
-use crate::device::gpu::{BackendChoice, Gpu, GpuPool};
-use crate::device::pool::{CpuOptions, PoolOp};
+use crate::device::gpu::executor::encode;
+use crate::device::gpu::{BackendChoice, Gpu, GpuMemory, Kernels};
+use crate::device::{CpuOptions, Op, PoolOp};
 use crate::device::{DeviceMemory, Validated};
 use crate::isa::enums::{Dtype, PoolDim, PoolFunc};
 use crate::isa::opcode::Opcode;
@@ -231,7 +233,7 @@ fn bench_cpu(
     let [max, avg, copy] = best_interleaved(args.repeat, |case| {
         let t0 = Instant::now();
         match case {
-            0 | 1 => crate::device::pool::execute(&ops[case], mem, &opts),
+            0 | 1 => execute(&ops[case], mem, &opts),
             _ => {
                 dst.copy_from_slice(black_box(&src));
                 black_box(&dst);
@@ -247,7 +249,7 @@ fn bench_cpu(
     let t = best(args.repeat, || {
         let t0 = Instant::now();
         for op in small {
-            crate::device::pool::execute(op, mem, &opts);
+            execute(op, mem, &opts);
         }
         Ok(t0.elapsed())
     })?;
@@ -268,23 +270,25 @@ fn bench_gpu(
     moved: u64,
 ) -> Result<Report, CliError> {
     let arch = mem.arch();
-    let mut pool = GpuPool::new(gpu, arch).map_err(gpu_error)?;
+    let memory = GpuMemory::new(gpu, arch).map_err(gpu_error)?;
+    let kernels = Kernels::new(gpu).map_err(gpu_error)?;
+    let mut cx = EncodeCx::of(gpu, arch);
     if let Some(n) = args.rows_runs {
-        pool.set_rows_max_chunks(n);
+        cx.rows_max_chunks = n;
     }
-    pool.upload(mem).map_err(gpu_error)?;
+    memory.upload(mem).map_err(gpu_error)?;
     let timing = if gpu.timestamps {
         "GPU timestamp queries around each pass, best of --repeat"
     } else {
         "wall clock of submit + wait (no timestamp queries), best of --repeat"
     };
-    let timed = |params: &[PoolParams]| -> Result<Duration, CliError> {
+    let timed = |dispatches: &[Dispatch]| -> Result<Duration, CliError> {
         let t0 = Instant::now();
-        let g = pool.run(params).map_err(gpu_error)?;
+        let g = batch::run(&kernels, &memory, dispatches).map_err(gpu_error)?;
         Ok(g.unwrap_or_else(|| t0.elapsed()))
     };
-    let [max, avg] = [0, 1].map(|i| [pool.params(&ops[i])]);
-    let copy = CopyKernel::new(gpu, moved / 2).map_err(gpu_error)?;
+    let [max, avg] = [0, 1].map(|i| [encode(&Op::Pool(ops[i]), &cx)]);
+    let copy = CopyKernel::new(&kernels, moved / 2).map_err(gpu_error)?;
     // Warm-up: pipeline compilation happens on first use on some drivers.
     timed(&max)?;
     timed(&avg)?;
@@ -303,10 +307,10 @@ fn bench_gpu(
             2 * copy.bytes(),
         ),
     ];
-    let params: Vec<PoolParams> = small.iter().map(|o| pool.params(o)).collect();
-    let wall = |params: &[PoolParams]| -> Result<Duration, CliError> {
+    let params: Vec<Dispatch> = small.iter().map(|o| encode(&Op::Pool(*o), &cx)).collect();
+    let wall = |dispatches: &[Dispatch]| -> Result<Duration, CliError> {
         let t0 = Instant::now();
-        pool.run(params).map_err(gpu_error)?;
+        batch::run(&kernels, &memory, dispatches).map_err(gpu_error)?;
         Ok(t0.elapsed())
     };
     wall(&params[..params.len().min(64)])?;

@@ -12,7 +12,8 @@
 //! so the seed's three errors can be exercised: such a record is validated at
 //! the point where it would touch memory, and never runs unless it passes.
 
-use super::pool::{Func, PoolOp};
+use super::ops::Op;
+use super::ops::pool::{Func, PoolOp};
 use super::{BackendError, DeviceMemory, Executor, Trace, Validated};
 use crate::isa::enums::PoolFunc;
 use crate::isa::opcode::{Opcode, OpcodeClass};
@@ -370,7 +371,7 @@ fn run(
     // independent (EC-16: the result never depends on the core count), so the
     // backend runs all cores' lanes, [0, channels), in one pass.
     if let Some(p) = op {
-        exec.execute_pool(&p, mem)?;
+        exec.execute(&Op::Pool(p), mem)?;
     }
     Ok(())
 }

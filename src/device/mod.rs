@@ -1,23 +1,29 @@
-//! The emulated device: memory (SBUF/PSUM), the POOL engine dispatch, the CPU
-//! reference executor and (later) the wgpu executor.
+//! The emulated device: memory (SBUF/PSUM), the POOL engine dispatch, the
+//! device ops, and the backends that run them: the CPU reference and the
+//! wgpu executor.
 //!
 //! Validate first: the device runs only [`Validated`] records, and the only way
 //! to make one is [`Validated::new`], which runs [`crate::isa::validate::check`].
 //! A [`Program`] is a stream of them. [`run_program`] dispatches each record in
-//! order through the POOL engine's kernel table ([`dispatch`]) to an
-//! [`Executor`], the backend that runs the Pool datapath: [`CpuExecutor`] is
-//! the reference ([`pool`]); a GPU backend implements the same trait and must
-//! give the same bits, using the same conversions ([`convert`]).
+//! order through the POOL engine's kernel table ([`dispatch`]), which turns it
+//! into a typed [`Op`] ([`ops`]) for an [`Executor`] ([`exec`], the backend
+//! contract): [`CpuExecutor`] is the reference ([`cpu`], one module per kernel
+//! family); the GPU backend ([`gpu`]) implements the same trait and must give
+//! the same bits, using the same conversions ([`convert`]).
 
 pub mod convert;
+pub mod cpu;
 pub mod dispatch;
+pub mod exec;
 pub mod gpu;
 pub mod memory;
-pub mod pool;
+pub mod ops;
 
+pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
+pub use exec::{BackendError, Executor};
 pub use memory::{DeviceMemory, MemError};
-pub use pool::{CpuOptions, PoolOp};
+pub use ops::{Op, PoolOp};
 
 use crate::isa::opcode::OpcodeClass;
 use crate::isa::record::Record;
@@ -127,58 +133,6 @@ impl Trace for NoTrace {
         false
     }
     fn line(&mut self, _line: &str) {}
-}
-
-/// A backend failure (the CPU executor has none; GPU backends report theirs here).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{backend} backend: {message}")]
-pub struct BackendError {
-    /// The backend's name.
-    pub backend: &'static str,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl BackendError {
-    /// A failure of `backend`.
-    pub fn new(backend: &'static str, message: impl Into<String>) -> BackendError {
-        BackendError {
-            backend,
-            message: message.into(),
-        }
-    }
-}
-
-/// A backend: runs the Pool datapath of one validated record over all its lanes.
-pub trait Executor {
-    /// Short name (`cpu`, `gpu`).
-    fn name(&self) -> &'static str;
-    /// Runs `op` on lanes `[0, op.channels())` of `mem` — or queues it: a
-    /// backend may defer work until [`Executor::finish`], provided records
-    /// still take effect in order.
-    fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError>;
-    /// Completes deferred work so that `mem` holds every record's result.
-    /// Called once at the end of a run.
-    fn finish(&mut self, _mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        Ok(())
-    }
-}
-
-/// The CPU reference backend.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CpuExecutor {
-    /// Threads and path selection (never change results).
-    pub options: CpuOptions,
-}
-
-impl Executor for CpuExecutor {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
-    fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        pool::execute(op, mem, &self.options);
-        Ok(())
-    }
 }
 
 /// Why a program did not run (or stopped).

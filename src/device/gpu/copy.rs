@@ -1,11 +1,10 @@
-//! A plain copy kernel: the reference that Pool's GB/s is read against.
+//! A plain copy kernel: the reference that kernels' GB/s is read against.
+//! Its pipeline comes from the same cache as every kernel's.
 
 use super::context::{DeviceError, Gpu};
-use super::pool::Timer;
+use super::kernels::{Kernels, PipelineKey, Shader, grid};
+use super::timer::Timer;
 use std::time::{Duration, Instant};
-
-/// The copy kernel (`include_str!`).
-pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
 /// Two buffers of `bytes` and a pipeline that copies one into the other.
 pub struct CopyKernel<'g> {
@@ -17,27 +16,23 @@ pub struct CopyKernel<'g> {
 }
 
 impl<'g> CopyKernel<'g> {
-    /// Allocates source and destination of `bytes` (rounded up to 16).
-    pub fn new(gpu: &'g Gpu, bytes: u64) -> Result<CopyKernel<'g>, DeviceError> {
+    /// Allocates source and destination of `bytes` (rounded up to 16); the
+    /// pipeline comes from `kernels`.
+    pub fn new(kernels: &Kernels<'g>, bytes: u64) -> Result<CopyKernel<'g>, DeviceError> {
+        let gpu = kernels.gpu();
         let bytes = bytes.div_ceil(16).max(1) * 16;
         let device = &gpu.device;
         let words = (bytes / 16) as u32;
-        let groups = words.div_ceil(64) as u64;
-        let gx = groups.min(device.limits().max_compute_workgroups_per_dimension as u64) as u32;
-        let gy = groups.div_ceil(gx as u64) as u32;
+        let (gx, gy) = grid(
+            words as u64,
+            device.limits().max_compute_workgroups_per_dimension,
+        );
+        let pipeline = kernels.pipeline(&PipelineKey {
+            shader: Shader::Copy,
+            entry: "copy",
+            constants: Vec::new(),
+        })?;
         gpu.scoped(|| {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("copy.wgsl"),
-                source: wgpu::ShaderSource::Wgsl(COPY_WGSL.into()),
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("copy"),
-                layout: None,
-                module: &module,
-                entry_point: Some("copy"),
-                compilation_options: Default::default(),
-                cache: None,
-            });
             let buf = |label, usage| {
                 device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(label),

@@ -1,44 +1,70 @@
 //! The GPU backend behind [`crate::device::Executor`].
 //!
-//! Records are queued as they are dispatched and run at
-//! [`Executor::finish`]: memory goes up once, every record runs in one
-//! submission (in order), memory comes back once. Nothing touches the host
-//! memory before then, so a run that fails part-way leaves it as it was.
+//! Ops are encoded as they are dispatched and run at [`Executor::finish`]:
+//! memory goes up once, every op runs in one submission (in order), memory
+//! comes back once. Nothing touches the host memory before then, so a run
+//! that fails part-way leaves it as it was.
 
+use super::batch::{self, Dispatch, EncodeCx};
 use super::context::{DeviceError, Gpu};
-use super::params::PoolParams;
-use super::pool::GpuPool;
+use super::kernels::Kernels;
+use super::memory::GpuMemory;
+use super::params::rows_max_chunks;
 use crate::device::memory::DeviceMemory;
-use crate::device::pool::PoolOp;
+use crate::device::ops::Op;
 use crate::device::{BackendError, Executor};
 use crate::limits::Arch;
 use std::time::Duration;
 
-/// Runs Pool/MaxPoolSelect records on a GPU.
+/// Runs device ops on a GPU.
 pub struct GpuExecutor<'g> {
-    pool: GpuPool<'g>,
-    queued: Vec<PoolParams>,
+    memory: GpuMemory<'g>,
+    kernels: Kernels<'g>,
+    cx: EncodeCx,
+    queued: Vec<Dispatch>,
     gpu_time: Option<Duration>,
 }
 
+/// The one place that maps a device op to its kernel family's encoder.
+pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
+    match op {
+        Op::Pool(p) => super::pool::dispatch(p, cx),
+    }
+}
+
 impl<'g> GpuExecutor<'g> {
-    /// Compiles the kernel and allocates memory for `arch` on `gpu`.
+    /// Allocates memory for `arch` on `gpu`; pipelines compile on first use.
     pub fn new(gpu: &'g Gpu, arch: Arch) -> Result<GpuExecutor<'g>, DeviceError> {
         Ok(GpuExecutor {
-            pool: GpuPool::new(gpu, arch)?,
+            memory: GpuMemory::new(gpu, arch)?,
+            kernels: Kernels::new(gpu)?,
+            cx: EncodeCx::of(gpu, arch),
             queued: Vec::new(),
             gpu_time: None,
         })
     }
 
-    /// See [`GpuPool::set_rows_max_chunks`].
+    /// Overrides how many runs of 4 outputs Pool's `pool_rows` folds per
+    /// invocation (1, 2 or 4; [`rows_max_chunks`] of the adapter by default):
+    /// for tests that run the other adapters' choice, and for tuning.
     pub fn set_rows_max_chunks(&mut self, max: u32) {
-        self.pool.set_rows_max_chunks(max);
+        self.cx.rows_max_chunks = max;
     }
 
     /// GPU time of the last [`Executor::finish`], when timestamps are available.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.gpu_time
+    }
+}
+
+impl EncodeCx {
+    /// The encoding context of `gpu`'s adapter for memory of `arch`.
+    pub fn of(gpu: &Gpu, arch: Arch) -> EncodeCx {
+        EncodeCx {
+            arch,
+            max_x: gpu.device.limits().max_compute_workgroups_per_dimension,
+            rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
+        }
     }
 }
 
@@ -51,11 +77,11 @@ impl Executor for GpuExecutor<'_> {
         "gpu"
     }
 
-    fn execute_pool(&mut self, op: &PoolOp, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        if mem.arch() != self.pool.arch() {
+    fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        if mem.arch() != self.memory.arch() {
             return Err(BackendError::new("gpu", "memory of another generation"));
         }
-        self.queued.push(self.pool.params(op));
+        self.queued.push(encode(op, &self.cx));
         Ok(())
     }
 
@@ -64,8 +90,8 @@ impl Executor for GpuExecutor<'_> {
             return Ok(());
         }
         let queued = std::mem::take(&mut self.queued);
-        self.pool.upload(mem).map_err(backend)?;
-        self.gpu_time = self.pool.run(&queued).map_err(backend)?;
-        self.pool.download(mem).map_err(backend)
+        self.memory.upload(mem).map_err(backend)?;
+        self.gpu_time = batch::run(&self.kernels, &self.memory, &queued).map_err(backend)?;
+        self.memory.download(mem).map_err(backend)
     }
 }

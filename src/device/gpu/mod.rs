@@ -1,12 +1,24 @@
-//! The wgpu executor: the same records as the CPU reference, on a GPU, with
+//! The wgpu executor: the same ops as the CPU reference, on a GPU, with
 //! bit-identical results (SPEC §6).
+//!
+//! Getting a device ([`context`]) is separate from running on it. Device
+//! memory ([`memory`]) is separate from the kernels ([`kernels`]: the WGSL
+//! library and one pipeline cache); each kernel family encodes its op as a
+//! [`batch::Dispatch`] ([`pool`]), and [`batch::run`] runs a batch of them
+//! on the memory. [`GpuExecutor`] puts these together behind the
+//! [`crate::device::Executor`] contract.
 
+pub mod batch;
 pub mod context;
 pub mod copy;
 pub mod executor;
+pub mod kernels;
+pub mod memory;
 pub mod params;
 pub mod pool;
+pub mod timer;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;
-pub use pool::GpuPool;
+pub use kernels::Kernels;
+pub use memory::GpuMemory;

@@ -1,10 +1,9 @@
 //! The per-record parameter block shared with shaders/pool.wgsl.
 
+use super::memory::region_base;
 use crate::device::convert::OutType;
-use crate::device::memory::DeviceMemory;
-use crate::device::pool::{Func, PoolOp, Side};
-use crate::isa::tensor::Region;
-use crate::limits::{Arch, PARTITIONS};
+use crate::device::ops::pool::{Func, PoolOp, Side};
+use crate::limits::Arch;
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
 
@@ -69,33 +68,10 @@ pub const OP_AVG: u32 = 1;
 /// MaxPoolSelect.
 pub const OP_SELECT: u32 = 2;
 
-/// Invocations per workgroup (`WORKGROUP` in the shader).
-pub const WORKGROUP: u32 = 64;
 /// Consecutive outputs one invocation folds (`SEGMENT` in the shader).
 pub const SEGMENT: u32 = 4;
 /// Most window rows `pool_rows` unrolls (each distinct count is a pipeline).
 pub const MAX_UNROLLED_ROWS: u32 = 2;
-
-/// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
-pub fn region_base(region: Region, arch: Arch) -> u32 {
-    match region {
-        Region::Sbuf => 0,
-        Region::Psum => PARTITIONS * Region::Sbuf.active_bytes(arch),
-    }
-}
-
-/// Bytes of the GPU memory buffer for `arch`.
-pub fn memory_bytes(arch: Arch) -> u64 {
-    PARTITIONS as u64 * (Region::Sbuf.active_bytes(arch) + Region::Psum.active_bytes(arch)) as u64
-}
-
-/// Copies SBUF then PSUM of `mem` into one byte vector in the buffer layout.
-pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
-    let mut v = Vec::with_capacity(memory_bytes(mem.arch()) as usize);
-    v.extend_from_slice(mem.region_bytes(Region::Sbuf));
-    v.extend_from_slice(mem.region_bytes(Region::Psum));
-    v
-}
 
 fn side(s: &Side, arch: Arch) -> (u32, u32) {
     let active = s.region.active_bytes(arch);

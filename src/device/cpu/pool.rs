@@ -9,200 +9,12 @@
 //! (tests compare the two on random records). Lanes are independent, so big
 //! records are split over host threads by lane; small ones stay on one thread.
 
-use super::Validated;
-use super::convert::{self, InType, OutType};
-use super::memory::DeviceMemory;
-use crate::isa::enums::PoolFunc;
-use crate::isa::opcode::{Opcode, OpcodeClass};
-use crate::isa::s4d4_pl::S4d4Pl;
-use crate::isa::tensor::{Region, Tensor4d};
+use super::CpuOptions;
+use super::lanes::{At, LaneIo, WalkIter, read_le, split_lanes};
+use crate::device::convert::{self, InType, OutType};
+use crate::device::memory::DeviceMemory;
+use crate::device::ops::pool::{Func, PoolOp, Side};
 use bytemuck::Pod;
-use std::num::NonZeroUsize;
-
-// Typed views of device memory read its bytes in host order; device memory is little-endian.
-#[cfg(target_endian = "big")]
-compile_error!("tpb-emu's CPU executor assumes a little-endian host");
-
-/// What one Pool/MaxPoolSelect record computes per window.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Func {
-    /// EC-11: the first maximum, from −inf; NaN never wins.
-    Max,
-    /// EC-12: the stream-order sum from +0.0, then one multiply by `scale`.
-    Avg {
-        /// `pool_scale`.
-        scale: f32,
-    },
-    /// MaxPoolSelect: the 0-based position of the first maximum (0 if nothing beat −inf).
-    Select,
-}
-
-/// One side (src or dst) of a record: where lane 0's walk starts and its shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Side {
-    /// SBUF or PSUM.
-    pub region: Region,
-    /// Partition of lane 0; lane `p` walks partition `partition + p`.
-    pub partition: u32,
-    /// Byte offset of element (0, 0, 0, 0) within the partition.
-    pub offset: u32,
-    /// Per-dim step in elements (x first).
-    pub step: [i64; 4],
-    /// Per-dim count (x first).
-    pub num: [u64; 4],
-}
-
-impl Side {
-    fn new(t: &Tensor4d) -> Option<Side> {
-        let loc = t.addr.location()?;
-        Some(Side {
-            region: loc.region,
-            partition: loc.partition,
-            offset: loc.offset,
-            step: t.step.map(|s| s as i64),
-            num: t.num.map(|n| n as u64),
-        })
-    }
-
-    /// First and one-past-last byte (relative to the partition) the walk touches.
-    fn byte_range(&self, size: usize) -> (i64, i64) {
-        let (mut lo, mut hi) = (0i64, 0i64);
-        for d in 0..4 {
-            let span = self.step[d] * (self.num[d] as i64 - 1);
-            if span < 0 {
-                lo += span;
-            } else {
-                hi += span;
-            }
-        }
-        let s = size as i64;
-        (self.offset as i64 + lo * s, self.offset as i64 + hi * s + s)
-    }
-}
-
-/// A Pool or MaxPoolSelect record as the executors run it. Only
-/// [`PoolOp::from_validated`] makes one, so every op comes from a record that
-/// passed validation (EC-6, EC-10 and EC-21 included).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PoolOp {
-    func: Func,
-    in_ty: InType,
-    out_ty: OutType,
-    channels: u32,
-    window_dims: usize,
-    period: u64,
-    num: u64,
-    src: Side,
-    dst: Side,
-}
-
-impl PoolOp {
-    /// The op of a validated Pool/MaxPoolSelect record; `None` for any other opcode.
-    pub fn from_validated(v: &Validated) -> Option<PoolOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::S4d4Pl {
-            return None;
-        }
-        let p = S4d4Pl::decode(r);
-        let func = match (p.opcode(), p.pool_func) {
-            (Opcode::POOL, PoolFunc::MAX_POOL) => Func::Max,
-            (Opcode::POOL, PoolFunc::AVG_POOL) => Func::Avg {
-                scale: p.pool_scale(),
-            },
-            (Opcode::MAX_POOL_SELECT, _) => Func::Select,
-            _ => return None,
-        };
-        Some(PoolOp {
-            func,
-            in_ty: InType::from_dtype(p.in_dtype)?,
-            out_ty: OutType::from_dtype(p.out_dtype)?,
-            channels: p.num_active_channels as u32,
-            window_dims: p.pool_dim.window_dims()?,
-            period: p.period()?,
-            num: p.outputs()?,
-            src: Side::new(&p.src)?,
-            dst: Side::new(&p.dst)?,
-        })
-    }
-
-    /// What each window computes.
-    pub fn func(&self) -> Func {
-        self.func
-    }
-    /// Input element type.
-    pub fn in_ty(&self) -> InType {
-        self.in_ty
-    }
-    /// Output element type.
-    pub fn out_ty(&self) -> OutType {
-        self.out_ty
-    }
-    /// Lanes (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
-    /// Elements per window (seed 000's `period`).
-    pub fn period(&self) -> u64 {
-        self.period
-    }
-    /// Outputs per lane (seed 000's `num`).
-    pub fn num(&self) -> u64 {
-        self.num
-    }
-    /// How many of the innermost src dims form a window (1..=4).
-    pub fn window_dims(&self) -> usize {
-        self.window_dims
-    }
-    /// The input side.
-    pub fn src(&self) -> &Side {
-        &self.src
-    }
-    /// The output side.
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Bytes one execution reads and writes: `channels · (period · num · in size + num · out size)`.
-    pub fn bytes_moved(&self) -> u64 {
-        self.channels as u64
-            * self.num
-            * (self.period * self.in_ty.size() as u64 + self.out_ty.size() as u64)
-    }
-}
-
-/// Host-side knobs of the CPU executor. They never change results.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuOptions {
-    /// Most threads one record may use; `None` = the host's available parallelism.
-    pub threads: Option<NonZeroUsize>,
-    /// Run every record on the generic path (the definition), never the specialised one.
-    pub force_generic: bool,
-}
-
-/// Below this many input elements per thread a record is not split further.
-const MIN_ELEMENTS_PER_THREAD: u64 = 1 << 16;
-
-impl CpuOptions {
-    /// The threads this executor uses for `op`: one for small records, else up
-    /// to the limit, at most one per lane.
-    pub fn threads_for(&self, op: &PoolOp) -> usize {
-        let work = op.channels as u64 * op.period * op.num;
-        let by_work = (work / MIN_ELEMENTS_PER_THREAD).max(1);
-        if by_work == 1 {
-            return 1;
-        }
-        let max = match self.threads {
-            Some(n) => n.get(),
-            None => host_threads(),
-        };
-        max.min(op.channels as usize).min(by_work as usize).max(1)
-    }
-}
-
-/// The host's available parallelism, asked once.
-fn host_threads() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
-}
 
 /// True when `op` runs on the specialised path (when not forced generic).
 pub fn fast_path_applies(op: &PoolOp) -> bool {
@@ -216,9 +28,16 @@ pub fn execute(op: &PoolOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     } else {
         FastPlan::new(op)
     };
-    let threads = opts.threads_for(op);
+    let threads = opts.threads(op.channels(), op.elements());
     let mut snapshot = Vec::new();
-    let (mut lanes, at) = split_lanes(op, mem, &mut snapshot);
+    let (mut lanes, at) = split_lanes(
+        op.channels(),
+        op.src(),
+        op.in_ty().size(),
+        op.dst(),
+        mem,
+        &mut snapshot,
+    );
     if threads <= 1 {
         run_lanes(op, plan.as_ref(), &mut lanes, at);
         return;
@@ -230,100 +49,6 @@ pub fn execute(op: &PoolOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
             s.spawn(move || run_lanes(op, plan, chunk, at));
         }
     });
-}
-
-// ---------------------------------------------------------------------------
-// Lane memory.
-
-/// The memory one lane reads and writes, as `u64` words.
-enum LaneIo<'a> {
-    /// src and dst in the same partition (EC-21: their bytes are disjoint).
-    Same(&'a mut [u64]),
-    /// src and dst in different partitions (or a snapshot of src).
-    Split { src: &'a [u64], dst: &'a mut [u64] },
-}
-
-impl LaneIo<'_> {
-    #[inline(always)]
-    fn src(&self) -> &[u64] {
-        match self {
-            LaneIo::Same(b) => b,
-            LaneIo::Split { src, .. } => src,
-        }
-    }
-    #[inline(always)]
-    fn dst(&mut self) -> &mut [u64] {
-        match self {
-            LaneIo::Same(b) => b,
-            LaneIo::Split { dst, .. } => dst,
-        }
-    }
-}
-
-/// Byte offsets of element (0, 0, 0, 0) of src and dst within each lane's slices.
-#[derive(Clone, Copy)]
-struct At {
-    src: i64,
-    dst: i64,
-}
-
-/// Splits device memory into one [`LaneIo`] per lane. When src and dst share
-/// a region but not a partition, a lane's src partition is another lane's dst
-/// partition; src is then copied first (EC-21 makes the copy read exactly what
-/// the record would).
-fn split_lanes<'a>(
-    op: &PoolOp,
-    mem: &'a mut DeviceMemory,
-    snapshot: &'a mut Vec<u64>,
-) -> (Vec<LaneIo<'a>>, At) {
-    let ch = op.channels as usize;
-    let (s, d) = (op.src, op.dst);
-    let spw = mem.partition_words(s.region);
-    let dpw = mem.partition_words(d.region);
-    let mut at = At {
-        src: s.offset as i64,
-        dst: d.offset as i64,
-    };
-    let lanes = if s.region != d.region {
-        let (sbuf, psum) = mem.split_mut();
-        let (src, dst): (&[u64], &mut [u64]) = match s.region {
-            Region::Sbuf => (sbuf, psum),
-            Region::Psum => (psum, sbuf),
-        };
-        src.chunks(spw)
-            .skip(s.partition as usize)
-            .zip(dst.chunks_mut(dpw).skip(d.partition as usize))
-            .take(ch)
-            .map(|(src, dst)| LaneIo::Split { src, dst })
-            .collect()
-    } else if s.partition == d.partition {
-        mem.words_mut(s.region)
-            .chunks_mut(spw)
-            .skip(s.partition as usize)
-            .take(ch)
-            .map(LaneIo::Same)
-            .collect()
-    } else {
-        let (lo, hi) = s.byte_range(op.in_ty.size());
-        let (w0, w1) = ((lo / 8) as usize, (hi as usize).div_ceil(8));
-        let region = mem.words(s.region);
-        for lane in 0..ch {
-            let p = (s.partition as usize + lane) * spw;
-            snapshot.extend_from_slice(&region[p + w0..p + w1]);
-        }
-        at.src -= (w0 * 8) as i64;
-        let snap: &'a [u64] = snapshot;
-        snap.chunks(w1 - w0)
-            .zip(
-                mem.words_mut(d.region)
-                    .chunks_mut(dpw)
-                    .skip(d.partition as usize),
-            )
-            .take(ch)
-            .map(|(src, dst)| LaneIo::Split { src, dst })
-            .collect()
-    };
-    (lanes, at)
 }
 
 fn run_lanes(op: &PoolOp, plan: Option<&FastPlan>, lanes: &mut [LaneIo], at: At) {
@@ -340,67 +65,23 @@ fn run_lanes(op: &PoolOp, plan: Option<&FastPlan>, lanes: &mut [LaneIo], at: At)
 // ---------------------------------------------------------------------------
 // The definition.
 
-/// A TENSOR4D walk: element indices relative to the start, x fastest (SPEC §4).
-#[derive(Clone, Debug)]
-pub(crate) struct WalkIter {
-    num: [u64; 4],
-    step: [i64; 4],
-    idx: [u64; 4],
-    pos: i64,
-}
-
-impl WalkIter {
-    pub(crate) fn new(num: [u64; 4], step: [i64; 4]) -> WalkIter {
-        WalkIter {
-            num,
-            step,
-            idx: [0; 4],
-            pos: 0,
-        }
-    }
-
-    /// The current element index, then moves to the next one. A dim with num 1
-    /// never applies its step.
-    #[inline(always)]
-    pub(crate) fn next_index(&mut self) -> i64 {
-        let cur = self.pos;
-        for d in 0..4 {
-            self.idx[d] += 1;
-            self.pos += self.step[d];
-            if self.idx[d] < self.num[d] {
-                break;
-            }
-            self.pos -= self.step[d] * self.num[d] as i64;
-            self.idx[d] = 0;
-        }
-        cur
-    }
-}
-
-/// Reads `size` little-endian bytes at `at`.
-fn read_le(bytes: &[u8], at: usize, size: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b[..size].copy_from_slice(&bytes[at..at + size]);
-    u64::from_le_bytes(b)
-}
-
 /// One lane of SPEC §6, element by element: the semantics every other path
 /// and backend must reproduce bit for bit.
 fn lane_generic(op: &PoolOp, io: &mut LaneIo, at: At) {
-    let (isz, osz) = (op.in_ty.size(), op.out_ty.size());
-    let mut src = WalkIter::new(op.src.num, op.src.step);
-    let mut dst = WalkIter::new(op.dst.num, op.dst.step);
-    for _ in 0..op.num {
+    let (isz, osz) = (op.in_ty().size(), op.out_ty().size());
+    let mut src = WalkIter::new(op.src().num, op.src().step);
+    let mut dst = WalkIter::new(op.dst().num, op.dst().step);
+    for _ in 0..op.num() {
         // Fold one window, in stream order.
         let bytes: &[u8] = bytemuck::cast_slice(io.src());
-        let (mut acc, mut first_max) = match op.func {
+        let (mut acc, mut first_max) = match op.func() {
             Func::Avg { .. } => (0.0f32, 0u32), // EC-12: +0.0
             Func::Max | Func::Select => (f32::NEG_INFINITY, 0u32), // EC-11: −inf
         };
-        for e in 0..op.period {
+        for e in 0..op.period() {
             let at = (at.src + src.next_index() * isz as i64) as usize;
-            let x = convert::load_f32(op.in_ty, read_le(bytes, at, isz)); // EC-13 load, EC-19
-            match op.func {
+            let x = convert::load_f32(op.in_ty(), read_le(bytes, at, isz)); // EC-13 load, EC-19
+            match op.func() {
                 // EC-11: only a strictly greater value replaces the accumulator.
                 Func::Max | Func::Select => {
                     if x > acc {
@@ -411,10 +92,10 @@ fn lane_generic(op: &PoolOp, io: &mut LaneIo, at: At) {
                 Func::Avg { .. } => acc = convert::add(acc, x), // EC-12, EC-19
             }
         }
-        let word = match op.func {
-            Func::Max => convert::store_f32(op.out_ty, acc),
-            Func::Avg { scale } => convert::store_f32(op.out_ty, convert::mul(acc, scale)),
-            Func::Select => convert::store_index(op.out_ty, first_max),
+        let word = match op.func() {
+            Func::Max => convert::store_f32(op.out_ty(), acc),
+            Func::Avg { scale } => convert::store_f32(op.out_ty(), convert::mul(acc, scale)),
+            Func::Select => convert::store_index(op.out_ty(), first_max),
         };
         let at = (at.dst + dst.next_index() * osz as i64) as usize;
         let out: &mut [u8] = bytemuck::cast_slice_mut(io.dst());
@@ -448,8 +129,8 @@ struct FastPlan {
 
 impl FastPlan {
     fn new(op: &PoolOp) -> Option<FastPlan> {
-        let k = op.window_dims;
-        let s = &op.src;
+        let k = op.window_dims();
+        let s = op.src();
         if k >= 4 || (s.num[0] > 1 && s.step[0] != 1) {
             return None;
         }
@@ -605,14 +286,14 @@ mod fast {
     pub(super) fn run(op: &PoolOp, plan: &FastPlan, lanes: &mut [LaneIo], at: At) {
         macro_rules! by_fold {
             ($l:ty) => {
-                match op.func {
+                match op.func() {
                     Func::Max => lanes_with::<$l, _>(op, plan, lanes, at, MaxF),
                     Func::Avg { scale } => lanes_with::<$l, _>(op, plan, lanes, at, AvgF(scale)),
                     Func::Select => lanes_with::<$l, _>(op, plan, lanes, at, SelectF),
                 }
             };
         }
-        match op.in_ty {
+        match op.in_ty() {
             InType::U8 => by_fold!(LU8),
             InType::I8 => by_fold!(LI8),
             InType::U16 => by_fold!(LU16),
@@ -682,10 +363,10 @@ mod fast {
         f: F,
         accs: &mut [F::Acc],
     ) {
-        let isz = op.in_ty.size() as i64;
+        let isz = op.in_ty().size() as i64;
         let src0 = at.src / isz;
         let (n0, step) = (plan.n0, plan.run_step);
-        let mut dst = DstCursor::new(&op.dst, at.dst / op.out_ty.size() as i64);
+        let mut dst = DstCursor::new(op.dst(), at.dst / op.out_ty().size() as i64);
         let mut outer = WalkIter::new(plan.outer_num, plan.outer_step);
         let runs: u64 = plan.outer_num.iter().product();
         for _ in 0..runs {
@@ -709,7 +390,7 @@ mod fast {
                         }
                     }
                 }
-                store::<F>(op.out_ty, f, io.dst(), &mut dst, accs);
+                store::<F>(op.out_ty(), f, io.dst(), &mut dst, accs);
                 j0 += len;
             }
         }
@@ -814,20 +495,5 @@ mod fast {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn walk_iter_matches_tensor_walk() {
-        let t = Tensor4d::new(crate::isa::Addr4(0), [(3, -2), (1, 100), (2, 0), (2, 7)]);
-        let mut want = vec![];
-        t.for_each_index(|i| want.push(i));
-        let mut it = WalkIter::new(t.num.map(|n| n as u64), t.step.map(|s| s as i64));
-        let got: Vec<i64> = (0..want.len()).map(|_| it.next_index()).collect();
-        assert_eq!(got, want);
     }
 }

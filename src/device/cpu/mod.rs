@@ -1,0 +1,73 @@
+//! The CPU reference backend: SPEC §6 and SPEC-KERNELS in executable form,
+//! one module per kernel family. Every GPU backend must reproduce its bits.
+
+pub mod lanes;
+pub mod pool;
+
+use crate::device::exec::{BackendError, Executor};
+use crate::device::memory::DeviceMemory;
+use crate::device::ops::Op;
+use std::num::NonZeroUsize;
+
+// Typed views of device memory read its bytes in host order; device memory is little-endian.
+#[cfg(target_endian = "big")]
+compile_error!("tpb-emu's CPU executor assumes a little-endian host");
+
+/// The CPU reference backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuExecutor {
+    /// Threads and path selection (never change results).
+    pub options: CpuOptions,
+}
+
+impl Executor for CpuExecutor {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        match op {
+            Op::Pool(p) => pool::execute(p, mem, &self.options),
+        }
+        Ok(())
+    }
+}
+
+/// Host-side knobs of the CPU executor. They never change results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuOptions {
+    /// Most threads one record may use; `None` = the host's available parallelism.
+    pub threads: Option<NonZeroUsize>,
+    /// Run every record on the generic path (the definition), never the specialised one.
+    pub force_generic: bool,
+}
+
+/// Below this many elements per thread a record is not split further.
+const MIN_ELEMENTS_PER_THREAD: u64 = 1 << 16;
+
+impl CpuOptions {
+    /// The threads a record of `channels` lanes touching `elements` elements
+    /// in all uses: one for small records, else up to the limit, at most one
+    /// per lane.
+    pub fn threads(&self, channels: u32, elements: u64) -> usize {
+        let by_work = (elements / MIN_ELEMENTS_PER_THREAD).max(1);
+        if by_work == 1 {
+            return 1;
+        }
+        let max = match self.threads {
+            Some(n) => n.get(),
+            None => host_threads(),
+        };
+        max.min(channels as usize).min(by_work as usize).max(1)
+    }
+
+    /// The threads this executor uses for `op`.
+    pub fn threads_for(&self, op: &Op) -> usize {
+        self.threads(op.channels(), op.elements())
+    }
+}
+
+/// The host's available parallelism, asked once.
+fn host_threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
+}

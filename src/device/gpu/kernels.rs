@@ -1,0 +1,209 @@
+//! The kernel library: every WGSL program the device runs, composed from the
+//! shared files, and one pipeline cache keyed by (shader, entry point,
+//! override constants) that serves every kernel, the benchmark's copy
+//! kernel included.
+//!
+//! The shared files are composed in front of each kernel family's source
+//! (`concat!` of `include_str!`s, never generated text): `memory.wgsl` (the
+//! device memory bindings and the grid), `convert.wgsl` (SPEC §6 loads,
+//! EC-13 stores, EC-19, EC-20) and `walk.wgsl` (coordinates), so a fix there
+//! reaches every kernel at once.
+
+use super::context::{DeviceError, Gpu};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// The Pool/MaxPoolSelect program: the shared files, then `shaders/pool.wgsl`.
+pub const POOL_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/pool.wgsl"),
+);
+
+/// The benchmarks' reference copy kernel (its own buffers, no device memory).
+pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
+
+/// Bytes of every kernel's parameter block as bound (binding 1): each
+/// kernel's `Params` struct fits in it.
+pub const PARAMS_BYTES: u64 = 256;
+
+/// Invocations per workgroup of every kernel (`WORKGROUP` in memory.wgsl).
+pub const WORKGROUP: u32 = 64;
+
+/// A WGSL program of the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shader {
+    /// Pool and MaxPoolSelect ([`POOL_WGSL`]).
+    Pool,
+    /// The reference copy ([`COPY_WGSL`]).
+    Copy,
+}
+
+impl Shader {
+    /// The composed source.
+    pub fn source(self) -> &'static str {
+        match self {
+            Shader::Pool => POOL_WGSL,
+            Shader::Copy => COPY_WGSL,
+        }
+    }
+
+    /// Its name in labels and errors.
+    pub fn label(self) -> &'static str {
+        match self {
+            Shader::Pool => "pool.wgsl",
+            Shader::Copy => "copy.wgsl",
+        }
+    }
+
+    /// Whether the program binds device memory with the shared layout
+    /// ([`Kernels::memory_layout`]); otherwise its layout is derived from
+    /// the shader.
+    pub fn binds_device_memory(self) -> bool {
+        !matches!(self, Shader::Copy)
+    }
+}
+
+/// What identifies a compiled pipeline: the program, the entry point and
+/// the values of its override constants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PipelineKey {
+    /// The program.
+    pub shader: Shader,
+    /// The entry point.
+    pub entry: &'static str,
+    /// Override constants by name.
+    pub constants: Vec<(&'static str, u32)>,
+}
+
+/// The compiled programs and pipelines of one device, made on first use.
+pub struct Kernels<'g> {
+    gpu: &'g Gpu,
+    memory_layout: wgpu::BindGroupLayout,
+    memory_pipeline_layout: wgpu::PipelineLayout,
+    modules: RefCell<HashMap<Shader, wgpu::ShaderModule>>,
+    pipelines: RefCell<HashMap<PipelineKey, wgpu::ComputePipeline>>,
+}
+
+impl<'g> Kernels<'g> {
+    /// An empty library on `gpu` with the shared device-memory layout:
+    /// binding 0 the memory as u32 words, 1 the parameter block (dynamic
+    /// offset), 2 the memory as 16-byte words.
+    pub fn new(gpu: &'g Gpu) -> Result<Kernels<'g>, DeviceError> {
+        let device = &gpu.device;
+        gpu.scoped(|| {
+            let storage = |binding| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let memory_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("device memory"),
+                entries: &[
+                    storage(0),
+                    storage(2),
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 1,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Uniform,
+                            has_dynamic_offset: true,
+                            min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
+                        },
+                        count: None,
+                    },
+                ],
+            });
+            let memory_pipeline_layout =
+                device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("device memory"),
+                    bind_group_layouts: &[Some(&memory_layout)],
+                    immediate_size: 0,
+                });
+            Kernels {
+                gpu,
+                memory_layout,
+                memory_pipeline_layout,
+                modules: RefCell::default(),
+                pipelines: RefCell::default(),
+            }
+        })
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
+    /// The bind group layout of every kernel that runs on device memory.
+    pub fn memory_layout(&self) -> &wgpu::BindGroupLayout {
+        &self.memory_layout
+    }
+
+    fn module(&self, shader: Shader) -> Result<wgpu::ShaderModule, DeviceError> {
+        if let Some(m) = self.modules.borrow().get(&shader) {
+            return Ok(m.clone());
+        }
+        let m = self.gpu.scoped(|| {
+            self.gpu
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(shader.label()),
+                    source: wgpu::ShaderSource::Wgsl(shader.source().into()),
+                })
+        })?;
+        self.modules.borrow_mut().insert(shader, m.clone());
+        Ok(m)
+    }
+
+    /// The pipeline of `key`, compiled once.
+    pub fn pipeline(&self, key: &PipelineKey) -> Result<wgpu::ComputePipeline, DeviceError> {
+        if let Some(p) = self.pipelines.borrow().get(key) {
+            return Ok(p.clone());
+        }
+        let module = self.module(key.shader)?;
+        let constants: Vec<(&str, f64)> =
+            key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
+        let layout = key
+            .shader
+            .binds_device_memory()
+            .then_some(&self.memory_pipeline_layout);
+        let p = self.gpu.scoped(|| {
+            self.gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(key.entry),
+                    layout,
+                    module: &module,
+                    entry_point: Some(key.entry),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+        })?;
+        self.pipelines.borrow_mut().insert(key.clone(), p.clone());
+        Ok(p)
+    }
+
+    /// Pipelines compiled so far.
+    pub fn compiled(&self) -> usize {
+        self.pipelines.borrow().len()
+    }
+}
+
+/// The 2-D grid of workgroups for `invocations`: rows of at most `max_x`
+/// workgroups (the kernel reads the row length from its parameters).
+pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
+    let groups = invocations.div_ceil(WORKGROUP as u64);
+    let gx = groups.min(max_x as u64).max(1) as u32;
+    let gy = groups.div_ceil(gx as u64) as u32;
+    (gx, gy)
+}

@@ -1,0 +1,135 @@
+//! Device memory on a GPU: SBUF then PSUM of one generation in one storage
+//! buffer, uploaded and read back only at the edges of a run. Kernels borrow
+//! it ([`super::batch::run`]); it knows nothing of them.
+
+use super::context::{DeviceError, Gpu};
+use crate::device::memory::DeviceMemory;
+use crate::isa::tensor::Region;
+use crate::limits::{Arch, PARTITIONS};
+
+/// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
+pub fn region_base(region: Region, arch: Arch) -> u32 {
+    match region {
+        Region::Sbuf => 0,
+        Region::Psum => PARTITIONS * Region::Sbuf.active_bytes(arch),
+    }
+}
+
+/// Bytes of the GPU memory buffer for `arch`.
+pub fn memory_bytes(arch: Arch) -> u64 {
+    PARTITIONS as u64 * (Region::Sbuf.active_bytes(arch) + Region::Psum.active_bytes(arch)) as u64
+}
+
+/// Copies SBUF then PSUM of `mem` into one byte vector in the buffer layout.
+pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
+    let mut v = Vec::with_capacity(memory_bytes(mem.arch()) as usize);
+    v.extend_from_slice(mem.region_bytes(Region::Sbuf));
+    v.extend_from_slice(mem.region_bytes(Region::Psum));
+    v
+}
+
+/// The emulated SBUF and PSUM of one generation on a GPU.
+pub struct GpuMemory<'g> {
+    gpu: &'g Gpu,
+    arch: Arch,
+    buf: wgpu::Buffer,
+}
+
+impl<'g> GpuMemory<'g> {
+    /// Allocates zeroed memory for `arch`, or says why the adapter cannot hold it.
+    pub fn new(gpu: &'g Gpu, arch: Arch) -> Result<GpuMemory<'g>, DeviceError> {
+        let bytes = memory_bytes(arch);
+        let limits = gpu.device.limits();
+        if bytes > limits.max_storage_buffer_binding_size || bytes > limits.max_buffer_size {
+            return Err(DeviceError::OutOfMemory(format!(
+                "{bytes} bytes of SBUF+PSUM exceed the adapter's storage binding limit ({})",
+                limits.max_storage_buffer_binding_size
+            )));
+        }
+        let buf = gpu.scoped(|| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sbuf+psum"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(GpuMemory { gpu, arch, buf })
+    }
+
+    /// The generation this memory was laid out for.
+    pub fn arch(&self) -> Arch {
+        self.arch
+    }
+
+    /// The buffer (SBUF then PSUM), for the kernels that bind it.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.buf
+    }
+
+    /// Copies all of `mem` to the GPU.
+    pub fn upload(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {
+        self.check_arch(mem)?;
+        self.gpu
+            .scoped(|| self.gpu.queue.write_buffer(&self.buf, 0, &pack(mem)))
+    }
+
+    /// Copies the GPU's SBUF and PSUM back into `mem`.
+    pub fn download(&self, mem: &mut DeviceMemory) -> Result<(), DeviceError> {
+        self.check_arch(mem)?;
+        let bytes = read_buffer(self.gpu, &self.buf)?;
+        let split = region_base(Region::Psum, self.arch) as usize;
+        mem.region_bytes_mut(Region::Sbuf)
+            .copy_from_slice(&bytes[..split]);
+        mem.region_bytes_mut(Region::Psum)
+            .copy_from_slice(&bytes[split..]);
+        Ok(())
+    }
+
+    fn check_arch(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {
+        if mem.arch() == self.arch {
+            Ok(())
+        } else {
+            Err(DeviceError::Validation(format!(
+                "host memory is {} but GPU memory is {}",
+                mem.arch().name(),
+                self.arch.name()
+            )))
+        }
+    }
+}
+
+/// Reads a whole buffer back to the host through a staging buffer.
+pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
+    let size = buf.size();
+    let staging = gpu.scoped(|| {
+        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buf, 0, &staging, 0, size);
+        gpu.queue.submit([enc.finish()]);
+        staging
+    })?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.wait()?;
+    match rx.try_recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(DeviceError::Lost(format!("map_async: {e}"))),
+        Err(_) => return Err(DeviceError::Lost("map_async never completed".into())),
+    }
+    let bytes = staging
+        .get_mapped_range(..)
+        .map_err(|e| DeviceError::Validation(format!("get_mapped_range: {e}")))?
+        .to_vec();
+    staging.unmap();
+    Ok(bytes)
+}
