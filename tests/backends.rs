@@ -276,6 +276,36 @@ fn hand_derived_values_on_the_gpu() {
     hand_cases(&mut GpuExecutor::new(&gpu, ARCH).expect("pipeline"));
 }
 
+/// AVG's sum both ways on one adapter: integer adds (`ADD_BY_BITS`, what
+/// every hardware GPU runs) and the adapter's own f32 adds (what software
+/// rasterizers run), each against the CPU on the table's AVG cases, which
+/// hold infinities, NaN and values that cancel.
+#[test]
+fn both_avg_sums_agree_with_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0xADD5);
+    let mut mem = DeviceMemory::new(ARCH);
+    randomize(&mut mem, &mut rng, 0x3C);
+    let avg: Vec<_> = table()
+        .into_iter()
+        .filter(|(_, p)| p.pool_func == PoolFunc::AVG_POOL)
+        .collect();
+    assert!(avg.len() > 20);
+    for by_bits in [true, false] {
+        let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+        gpu_exec.set_add_by_bits(by_bits);
+        hand_cases(&mut gpu_exec);
+        for (name, p) in &avg {
+            assert_agree(
+                &mut gpu_exec,
+                &[*p],
+                &mem,
+                &format!("{name}, by bits {by_bits}"),
+            );
+        }
+    }
+}
+
 #[test]
 fn random_streams_agree_bit_for_bit() {
     let Some(gpu) = gpu() else { return };

@@ -24,6 +24,9 @@ pub struct EncodeCx {
     /// Pool's `pool_rows`: most runs of 4 outputs per invocation
     /// ([`super::params::rows_max_chunks`]).
     pub rows_max_chunks: u32,
+    /// Pool AVG: add in integer arithmetic (`ADD_BY_BITS`,
+    /// [`super::params::add_by_bits`]).
+    pub add_by_bits: bool,
 }
 
 /// One kernel dispatch, encoded: its pipeline, its parameter block (at most

@@ -9,7 +9,7 @@ use super::batch::{self, Dispatch, EncodeCx};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::GpuMemory;
-use super::params::rows_max_chunks;
+use super::params::{add_by_bits, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
 use crate::device::{BackendError, Executor};
@@ -51,6 +51,12 @@ impl<'g> GpuExecutor<'g> {
         self.cx.rows_max_chunks = max;
     }
 
+    /// Overrides how Pool AVG adds ([`add_by_bits`] of the adapter by
+    /// default), so tests run both sums on one adapter.
+    pub fn set_add_by_bits(&mut self, on: bool) {
+        self.cx.add_by_bits = on;
+    }
+
     /// GPU time of the last [`Executor::finish`], when timestamps are available.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.gpu_time
@@ -64,6 +70,7 @@ impl EncodeCx {
             arch,
             max_x: gpu.device.limits().max_compute_workgroups_per_dimension,
             rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
+            add_by_bits: add_by_bits(gpu.adapter.device_type),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! The shared files are composed in front of each kernel family's source
 //! (`concat!` of `include_str!`s, never generated text): `memory.wgsl` (the
 //! device memory bindings and the grid), `convert.wgsl` (SPEC §6 loads,
-//! EC-13 stores, EC-19, EC-20) and `walk.wgsl` (coordinates), so a fix there
+//! EC-13 stores, EC-19, EC-20), `arith.wgsl` (f32 add and multiply in
+//! integer arithmetic) and `walk.wgsl` (coordinates), so a fix there
 //! reaches every kernel at once.
 
 use super::context::{DeviceError, Gpu};
@@ -17,6 +18,7 @@ use std::collections::HashMap;
 pub const POOL_WGSL: &str = concat!(
     include_str!("../../../shaders/memory.wgsl"),
     include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/arith.wgsl"),
     include_str!("../../../shaders/walk.wgsl"),
     include_str!("../../../shaders/pool.wgsl"),
 );

@@ -231,6 +231,18 @@ pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
     }
 }
 
+/// Whether Pool AVG adds in integer arithmetic on an adapter of type
+/// `device_type` (`ADD_BY_BITS`). Integer adds give IEEE round-to-nearest-
+/// even bits whatever a backend's fast-math setting (Metal leaves it on;
+/// DXC may mark adds fast), so every hardware GPU uses them. A software
+/// rasterizer (llvmpipe) compiles SPIR-V and GLSL adds as IEEE adds and pays
+/// about 2.5x for the integer add (lavapipe: AVG 2x2 fp32 0.48 GB/s beside MAX's
+/// 1.20 under load), so it keeps its own adds; `tests/backends.rs` runs the
+/// integer adds on it too, bit for bit against the CPU.
+pub fn add_by_bits(device_type: wgpu::DeviceType) -> bool {
+    !matches!(device_type, wgpu::DeviceType::Cpu)
+}
+
 /// Runs of 4 outputs one `pool_rows` invocation folds: the largest of
 /// `max` (4, 2 or 1), 2, 1 whose outputs divide the row (dim k), so a run
 /// never crosses a row's end.
