@@ -9,7 +9,7 @@ use std::io::Write;
 pub fn run(out: &mut dyn Write) -> Result<(), CliError> {
     let list: Vec<AdapterSummary> = adapters(&instance())
         .iter()
-        .map(|a| (&a.get_info()).into())
+        .map(AdapterSummary::of)
         .collect();
     let w = |out: &mut dyn Write, s: String| {
         writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
@@ -26,8 +26,15 @@ pub fn run(out: &mut dyn Write) -> Result<(), CliError> {
         w(
             out,
             format!(
-                "  [{i}] {} | backend {} | type {:?} | driver {}",
-                a.name, a.backend, a.device_type, a.driver
+                "  [{i}] {} | backend {} | type {:?} | driver {}{}",
+                a.name,
+                a.backend,
+                a.device_type,
+                a.driver,
+                match &a.unsuitable {
+                    Some(why) => format!(" | skipped: {why}"),
+                    None => String::new(),
+                }
             ),
         )?;
     }

@@ -12,12 +12,25 @@ pub const SUBMIT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Every GPU failure, as a value (STYLE: "GPU errors are values").
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
-    /// No adapter (or none of the requested kind).
-    #[error(
-        "no GPU adapter found{0}; install a Vulkan driver (headless Debian/Ubuntu: \
-         apt-get install mesa-vulkan-drivers libvulkan1) or use --backend cpu"
-    )]
+    /// No adapter (or none of the requested kind): the detail, then what
+    /// to install on this OS ([`no_adapter_hint`]).
+    #[error("no GPU adapter found{0}; {hint}", hint = no_adapter_hint())]
     NoAdapter(String),
+    /// A shader or pipeline failed to compile: which program, which entry
+    /// point, and what the backend said.
+    #[error(
+        "GPU pipeline {shader} (entry point {entry}) failed to compile on {backend}: {message}"
+    )]
+    Pipeline {
+        /// The program (`pool.wgsl`, …).
+        shader: &'static str,
+        /// Its entry point.
+        entry: &'static str,
+        /// The API backend (Vulkan, Metal, Dx12, Gl).
+        backend: String,
+        /// The backend's message.
+        message: String,
+    },
     /// wgpu reported a validation error.
     #[error("GPU validation error: {0}")]
     Validation(String),
@@ -30,6 +43,19 @@ pub enum DeviceError {
     /// An allocation failed.
     #[error("GPU out of memory: {0}")]
     OutOfMemory(String),
+}
+
+/// What to install when no adapter exists, for the OS this was built for.
+pub fn no_adapter_hint() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "Metal is built into macOS: check that this machine's GPU supports Metal, \
+         or use --backend cpu"
+    } else if cfg!(target_os = "windows") {
+        "install or update the GPU vendor's driver (DX12 or Vulkan), or use --backend cpu"
+    } else {
+        "install a Vulkan driver (headless Debian/Ubuntu: apt-get install \
+         mesa-vulkan-drivers libvulkan1) or use --backend cpu"
+    }
 }
 
 /// What `--backend` asked for.
@@ -57,6 +83,8 @@ pub struct AdapterSummary {
     pub device_type: wgpu::DeviceType,
     /// Driver name and version.
     pub driver: String,
+    /// Why the device cannot run on it (never chosen), or `None`.
+    pub unsuitable: Option<String>,
 }
 
 impl From<&wgpu::AdapterInfo> for AdapterSummary {
@@ -66,15 +94,62 @@ impl From<&wgpu::AdapterInfo> for AdapterSummary {
             backend: format!("{:?}", i.backend),
             device_type: i.device_type,
             driver: format!("{} {}", i.driver, i.driver_info).trim().to_owned(),
+            unsuitable: None,
         }
     }
 }
 
-/// The instance: every backend, narrowed by `WGPU_BACKEND` when set.
+impl AdapterSummary {
+    /// The summary of `adapter`, with whether the device can run on it.
+    pub fn of(adapter: &wgpu::Adapter) -> AdapterSummary {
+        AdapterSummary {
+            unsuitable: unsuitable(adapter),
+            ..(&adapter.get_info()).into()
+        }
+    }
+}
+
+/// Storage buffers a kernel binds (device memory as words and as vec4s).
+const STORAGE_BUFFERS_NEEDED: u32 = 2;
+
+/// Why the device cannot run on `adapter`: no compute shaders (GLES 3.0,
+/// WebGL), too few storage buffers per stage, or a storage binding too small
+/// for the largest generation's SBUF+PSUM.
+pub fn unsuitable(adapter: &wgpu::Adapter) -> Option<String> {
+    let compute = adapter
+        .get_downlevel_capabilities()
+        .flags
+        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS);
+    let limits = adapter.limits();
+    let need = crate::limits::Arch::ALL
+        .iter()
+        .map(|&a| super::memory::memory_bytes(a))
+        .max()
+        .unwrap_or(0);
+    if !compute {
+        Some("no compute shaders".into())
+    } else if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_NEEDED {
+        Some(format!(
+            "{} storage buffers per stage (needs {STORAGE_BUFFERS_NEEDED})",
+            limits.max_storage_buffers_per_shader_stage
+        ))
+    } else if limits.max_storage_buffer_binding_size < need || limits.max_buffer_size < need {
+        Some(format!(
+            "storage binding limit {} bytes (SBUF+PSUM need {need})",
+            limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size)
+        ))
+    } else {
+        None
+    }
+}
+
+/// The instance, built from the environment: `WGPU_BACKEND` narrows the
+/// backends, `WGPU_DX12_COMPILER`, `WGPU_GLES_MINOR_VERSION` and the other
+/// `WGPU_*` variables set the backends' options and flags.
 pub fn instance() -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::all().with_env();
-    wgpu::Instance::new(desc)
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env())
 }
 
 /// Every adapter the environment offers.
@@ -83,6 +158,7 @@ pub fn adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
 }
 
 /// Rank of an adapter for `auto` (lower is better); `None` = never auto-chosen.
+/// Unsuitable adapters are never chosen at all (see [`choose`]).
 fn auto_rank(t: wgpu::DeviceType) -> Option<u8> {
     match t {
         wgpu::DeviceType::DiscreteGpu => Some(0),
@@ -98,6 +174,7 @@ fn auto_rank(t: wgpu::DeviceType) -> Option<u8> {
 pub fn choose(infos: &[AdapterSummary], choice: BackendChoice) -> Option<usize> {
     let best = |rank: &dyn Fn(wgpu::DeviceType) -> Option<u8>| {
         (0..infos.len())
+            .filter(|&i| infos[i].unsuitable.is_none())
             .filter_map(|i| rank(infos[i].device_type).map(|r| (r, i)))
             .min()
             .map(|(_, i)| i)
@@ -136,7 +213,7 @@ impl Gpu {
     pub fn open(choice: BackendChoice) -> Result<Gpu, DeviceError> {
         let inst = instance();
         let list = adapters(&inst);
-        let infos: Vec<AdapterSummary> = list.iter().map(|a| (&a.get_info()).into()).collect();
+        let infos: Vec<AdapterSummary> = list.iter().map(AdapterSummary::of).collect();
         let kind = match choice {
             BackendChoice::Auto => " (auto picks hardware adapters only)",
             _ => "",
@@ -250,6 +327,7 @@ mod tests {
             backend: "Vulkan".into(),
             device_type: t,
             driver: String::new(),
+            unsuitable: None,
         }
     }
 
@@ -264,5 +342,23 @@ mod tests {
         assert_eq!(choose(&mixed, BackendChoice::Auto), Some(2));
         assert_eq!(choose(&mixed, BackendChoice::Gpu), Some(2));
         assert_eq!(choose(&[], BackendChoice::Gpu), None);
+    }
+
+    #[test]
+    fn unsuitable_adapters_are_never_chosen() {
+        use wgpu::DeviceType::*;
+        let gles30 = AdapterSummary {
+            unsuitable: Some("no compute shaders".into()),
+            ..info(DiscreteGpu)
+        };
+        assert_eq!(
+            choose(std::slice::from_ref(&gles30), BackendChoice::Gpu),
+            None
+        );
+        assert_eq!(
+            choose(std::slice::from_ref(&gles30), BackendChoice::Auto),
+            None
+        );
+        assert_eq!(choose(&[gles30, info(Cpu)], BackendChoice::Gpu), Some(1));
     }
 }

@@ -6,6 +6,15 @@ use super::kernels::{Kernels, PipelineKey, Shader, grid};
 use super::timer::Timer;
 use std::time::{Duration, Instant};
 
+/// The copy kernel's one pipeline.
+pub fn key() -> PipelineKey {
+    PipelineKey {
+        shader: Shader::Copy,
+        entry: "copy",
+        constants: Vec::new(),
+    }
+}
+
 /// Two buffers of `bytes` and a pipeline that copies one into the other.
 pub struct CopyKernel<'g> {
     gpu: &'g Gpu,
@@ -27,11 +36,7 @@ impl<'g> CopyKernel<'g> {
             words as u64,
             device.limits().max_compute_workgroups_per_dimension,
         );
-        let pipeline = kernels.pipeline(&PipelineKey {
-            shader: Shader::Copy,
-            entry: "copy",
-            constants: Vec::new(),
-        })?;
+        let pipeline = kernels.pipeline(&key())?;
         gpu.scoped(|| {
             let buf = |label, usage| {
                 device.create_buffer(&wgpu::BufferDescriptor {

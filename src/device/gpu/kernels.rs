@@ -152,14 +152,17 @@ impl<'g> Kernels<'g> {
         if let Some(m) = self.modules.borrow().get(&shader) {
             return Ok(m.clone());
         }
-        let m = self.gpu.scoped(|| {
-            self.gpu
-                .device
-                .create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(shader.label()),
-                    source: wgpu::ShaderSource::Wgsl(shader.source().into()),
-                })
-        })?;
+        let m = self
+            .gpu
+            .scoped(|| {
+                self.gpu
+                    .device
+                    .create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(shader.label()),
+                        source: wgpu::ShaderSource::Wgsl(shader.source().into()),
+                    })
+            })
+            .map_err(|e| self.compile_error(shader, "(module)", e))?;
         self.modules.borrow_mut().insert(shader, m.clone());
         Ok(m)
     }
@@ -190,9 +193,26 @@ impl<'g> Kernels<'g> {
                     },
                     cache: None,
                 })
-        })?;
+        });
+        let p = p.map_err(|e| self.compile_error(key.shader, key.entry, e))?;
         self.pipelines.borrow_mut().insert(key.clone(), p.clone());
         Ok(p)
+    }
+
+    /// A failure while compiling `shader`'s `entry` as its own error: some
+    /// backends (GL) report a shader the driver rejects as a lost device.
+    fn compile_error(&self, shader: Shader, entry: &'static str, e: DeviceError) -> DeviceError {
+        match e {
+            DeviceError::Validation(message) | DeviceError::Lost(message) => {
+                DeviceError::Pipeline {
+                    shader: shader.label(),
+                    entry,
+                    backend: self.gpu.adapter.backend.clone(),
+                    message,
+                }
+            }
+            other => other,
+        }
     }
 
     /// Pipelines compiled so far.
@@ -208,4 +228,13 @@ pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
     let gx = groups.min(max_x as u64).max(1) as u32;
     let gy = groups.div_ceil(gx as u64) as u32;
     (gx, gy)
+}
+
+/// Every pipeline the device can ask the library for, family by family:
+/// what the portability test (tests/shader_portability.rs) translates for
+/// every backend, so that the list cannot go stale.
+pub fn every_pipeline() -> Vec<PipelineKey> {
+    let mut keys = super::pool::variants();
+    keys.push(super::copy::key());
+    keys
 }

@@ -3,7 +3,8 @@
 
 use super::batch::{Dispatch, EncodeCx};
 use super::kernels::{PipelineKey, Shader, grid};
-use super::params::{OP_AVG, PoolParams, Variant};
+use super::params::{DstRun, MAX_UNROLLED_ROWS, OP_AVG, OP_MAX, OP_SELECT, PoolParams, Variant};
+use crate::device::convert::{InType, OutType};
 use crate::device::ops::pool::PoolOp;
 
 /// The parameter block of `op` on the device of `cx` (`groups_x` filled in).
@@ -42,4 +43,53 @@ pub fn dispatch(op: &PoolOp, cx: &EncodeCx) -> Dispatch {
         params: bytemuck::bytes_of(&p).to_vec(),
         grid,
     }
+}
+
+/// Every pipeline this family can ask for: each variant [`PoolParams`] can
+/// produce (both entry points, every dtype pair and fold, `pool_rows`' store
+/// paths and unrolled rows), AVG with either sum. A superset of what
+/// validation lets through; the portability test translates each one.
+pub fn variants() -> Vec<PipelineKey> {
+    let mut out = Vec::new();
+    for op in [OP_MAX, OP_AVG, OP_SELECT] {
+        for i in InType::ALL {
+            for o in OutType::ALL {
+                let base = Variant {
+                    op,
+                    in_dtype: i.dtype().0 as u32,
+                    out_dtype: o.dtype().0 as u32,
+                    rows: false,
+                    dst_run: DstRun::EachOutput as u32,
+                    win_rows: 0,
+                };
+                let mut vs = vec![base];
+                if matches!(i.size(), 2 | 4) {
+                    let mut runs = vec![DstRun::EachOutput];
+                    if op != OP_SELECT && matches!(o, OutType::F32 | OutType::F32r) {
+                        runs.push(DstRun::Vec4);
+                    }
+                    if matches!(o.size(), 1 | 2) {
+                        runs.push(DstRun::Words);
+                    }
+                    for run in runs {
+                        for win_rows in 0..=MAX_UNROLLED_ROWS {
+                            vs.push(Variant {
+                                rows: true,
+                                dst_run: run as u32,
+                                win_rows,
+                                ..base
+                            });
+                        }
+                    }
+                }
+                for v in vs {
+                    out.push(key(v, true));
+                    if op == OP_AVG {
+                        out.push(key(v, false));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
