@@ -165,8 +165,8 @@ fn corpus() -> Vec<(&'static str, Record)> {
         // Records printed raw, and opcodes the emulator does not run.
         ("IOTA with all-zero operands: out_dtype INVALID", bare(0x7E)),
         (
-            "IOTA with an operand byte: printed raw",
-            with_bytes(bare(0x7E), &[(12, 1), (63, 0xFF)]),
+            "IOTA with a reserved byte: printed raw",
+            with_bytes(bare(0x7E), &[(40, 1), (63, 0xFF)]),
         ),
         ("unknown opcode 0x13", bare(0x13)),
         (
