@@ -4,6 +4,7 @@
 //! open newtype. [`validate`] decides whether a record may run; [`text`]
 //! prints and parses the assembly form.
 
+pub mod build;
 pub mod control;
 pub mod d4_iota;
 pub mod enums;
