@@ -8,8 +8,8 @@ use tpb_emu::isa::build::Geometry;
 use tpb_emu::isa::text::{asm, disasm_record};
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{
-    Addr4, AluOp, Dtype, DtypePair, Opcode, PoolDim, PoolFunc, Record, Region, S4d4Pl, Tensor4d,
-    UpdateMode, WaitMode,
+    Addr4, AluOp, Dtype, DtypePair, ImmSrc, Opcode, PoolDim, PoolFunc, Record, ReduceAxis,
+    ReduceOp, Region, S4d4Pl, Tensor4d, UpdateMode, WaitMode,
 };
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/disasm.txt");
@@ -534,6 +534,135 @@ fn kernel_corpus() -> Vec<(&'static str, Record)> {
         ("emu_overlap: dst over src1, one element off (EC-42)", {
             let mut p = add();
             p.dst.addr = Addr4(p.src1.addr.0 + 4);
+            p.encode()
+        }),
+        // Issue (2): valid records.
+        (
+            "CROSS_LANE_REDUCE_ARITH average over 16 lanes, partitions axis",
+            small
+                .cross_lane_reduce(
+                    ReduceOp::AVERAGE,
+                    ReduceAxis::PARTITIONS,
+                    Dtype::BFLOAT16,
+                    Dtype::FP32,
+                    0.0625,
+                )
+                .encode(),
+        ),
+        (
+            "CROSS_LANE_REDUCE_BITVEC xor over 16 lanes, all axis",
+            small
+                .cross_lane_reduce(
+                    ReduceOp::BITWISE_XOR,
+                    ReduceAxis::ALL,
+                    Dtype::UINT16,
+                    Dtype::UINT16,
+                    1.0,
+                )
+                .encode(),
+        ),
+        (
+            "GET_SEQUENCE_BOUNDS fp32 ids, int32 bounds",
+            small.sequence_bounds(Dtype::FP32, Dtype::INT32).encode(),
+        ),
+        (
+            "NONZERO_WITH_COUNT int32, offset 16, pad -1",
+            small.nonzero_with_count(Dtype::INT32, 16, -1).encode(),
+        ),
+        (
+            "EXTENDED_INST spec 0 ENGINE_NOP on 2 ports",
+            small.engine_nop(2).encode(),
+        ),
+        (
+            "EXTENDED_INST spec 2 EXTENDED_TTA mult bf16 on 1 port",
+            small.ext_tta(1, AluOp::MULT, Dtype::BFLOAT16).encode(),
+        ),
+        ("EXTENDED_INST spec 1: no struct, printed raw", {
+            let mut r = small.engine_nop(0).encode();
+            r.0[12] = 1;
+            r
+        }),
+        // Issue (2): one failure each.
+        (
+            "is_valid_enum: reduce_op 6",
+            with(
+                small
+                    .cross_lane_reduce(
+                        ReduceOp::MAX,
+                        ReduceAxis::ALL,
+                        Dtype::FP32,
+                        Dtype::FP32,
+                        1.0,
+                    )
+                    .encode(),
+                35,
+                6,
+            ),
+        ),
+        ("valid_axis_dst_element_cnt: all axis writing 8 elements", {
+            let mut p = small.cross_lane_reduce(
+                ReduceOp::MAX,
+                ReduceAxis::PARTITIONS,
+                Dtype::FP32,
+                Dtype::FP32,
+                1.0,
+            );
+            p.reduce_axis = ReduceAxis::ALL;
+            p.encode()
+        }),
+        ("emu_opcode_supported: bitwise_or on 0x7C (EC-54)", {
+            let mut p = small.cross_lane_reduce(
+                ReduceOp::BITWISE_OR,
+                ReduceAxis::ALL,
+                Dtype::INT32,
+                Dtype::INT32,
+                1.0,
+            );
+            p.header.opcode = Opcode::CROSS_LANE_REDUCE_ARITH;
+            p.encode()
+        }),
+        ("has_valid_s3d3_seq_bounds_channels: 2 lanes", {
+            let mut p = small.sequence_bounds(Dtype::INT32, Dtype::INT32);
+            p.num_active_channels = 2;
+            p.encode()
+        }),
+        (
+            "s3d3_seq_bounds_element_count_check_t3d: dst num_elem[2] = 1",
+            {
+                let mut p = small.sequence_bounds(Dtype::INT32, Dtype::INT32);
+                p.dst.num = [16, 1, 1];
+                p.encode()
+            },
+        ),
+        ("has_valid_immediates: padding_val_src 3", {
+            let mut p = small.nonzero_with_count(Dtype::INT32, 0, 0);
+            p.padding_val_src = ImmSrc(3);
+            p.encode()
+        }),
+        (
+            "emu_addr_mode_supported: index_offset_src pointer (EC-60)",
+            {
+                let mut p = small.nonzero_with_count(Dtype::INT32, 0, 0);
+                p.index_offset_src = ImmSrc::POINTER;
+                p.encode()
+            },
+        ),
+        ("s3d3_nonzero_with_count_element_count_check_t3d", {
+            let mut p = small.nonzero_with_count(Dtype::FP32, 0, 0);
+            p.dst.num[0] = 8;
+            p.encode()
+        }),
+        (
+            "reserved_zero: ENGINE_NOP completion_info bit 7",
+            with(small.engine_nop(0).encode(), 13, 0x80),
+        ),
+        (
+            "ext_tta_valid_op: subtract",
+            with(small.ext_tta(1, AluOp::ADD, Dtype::FP32).encode(), 16, 5),
+        ),
+        ("ext_tta_element_count: dst holds 4", {
+            let mut p = small.ext_tta(1, AluOp::ADD, Dtype::FP32);
+            p.dst.num[0] = 4;
             p.encode()
         }),
     ]

@@ -4,8 +4,9 @@
 
 use tpb_emu::isa::text::{Form, asm, asm_line, disasm_record, disasm_stream, form};
 use tpb_emu::isa::{
-    Addr4, AluOp, D4Iota, Data4d, Dtype, Opcode, PoolDim, PoolFunc, Record, Region, S3s3d3Tt,
-    S4d4Pl, S4d4Tr, Tensor3d, Tensor4d, UpdateMode, WaitMode, stream,
+    Addr4, AluOp, D4Iota, Data4d, Dtype, EngineNop, ExtTta, ImmSrc, Opcode, PoolDim, PoolFunc,
+    Record, ReduceAxis, ReduceOp, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S3s3d3Tt, S4d4Cr,
+    S4d4Pl, S4d4Tr, Tensor2d, Tensor3d, Tensor4d, UpdateMode, WaitMode, stream,
 };
 
 /// Per-form tallies, so a loop cannot silently exercise only `.raw`.
@@ -189,7 +190,7 @@ fn random_kernel(rng: &mut fastrand::Rng) -> Record {
     let dtypes: Vec<u8> = Dtype::NAMES.iter().map(|e| e.0.0).collect();
     let ops: Vec<u8> = AluOp::NAMES.iter().map(|e| e.0.0).collect();
     let ch = rng.u8(..);
-    let mut r = match rng.u8(..3) {
+    let mut r = match rng.u8(..8) {
         0 => {
             let op = [Opcode::COPY, Opcode::CAST][rng.usize(..2)];
             let mut p = S4d4Tr::new(
@@ -223,6 +224,71 @@ fn random_kernel(rng: &mut fastrand::Rng) -> Record {
                 random_tensor(rng),
             )
             .encode()
+        }
+        3 => {
+            let op = [
+                Opcode::CROSS_LANE_REDUCE_ARITH,
+                Opcode::CROSS_LANE_REDUCE_BITVEC,
+            ][rng.usize(..2)];
+            let mut p = S4d4Cr::new(
+                op,
+                ReduceOp(rng.u8(..8)),
+                ReduceAxis(rng.u8(..3)),
+                Dtype(pick(rng, &dtypes)),
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                1.0,
+                random_tensor(rng),
+                random_tensor(rng),
+            );
+            p.scale = tpb_emu::isa::layout::F32Bits(random_scale(rng));
+            p.encode()
+        }
+        4 => S3d3SeqBounds::new(
+            Dtype(pick(rng, &dtypes)),
+            Dtype(pick(rng, &dtypes)),
+            ch,
+            random_tensor3(rng),
+            random_tensor3(rng),
+        )
+        .encode(),
+        5 => {
+            let mut p = S3d3NonzeroWithCount::new(
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                random_i32(rng),
+                random_i32(rng),
+                random_tensor3(rng),
+                random_tensor3(rng),
+            );
+            p.index_offset_src = ImmSrc(rng.u8(..4));
+            p.padding_val_src = ImmSrc(rng.u8(..4));
+            p.encode()
+        }
+        6 => {
+            if rng.bool() {
+                EngineNop::new(rng.u8(..)).encode()
+            } else {
+                let t2 = |rng: &mut fastrand::Rng| {
+                    let t = random_tensor(rng);
+                    Tensor2d {
+                        addr: t.addr,
+                        step: [t.step[0], t.step[1]],
+                        num: [t.num[0], t.num[1]],
+                    }
+                };
+                ExtTta::new(
+                    rng.u8(..),
+                    AluOp(pick(rng, &ops)),
+                    Dtype(rng.u8(..16)),
+                    Dtype(rng.u8(..16)),
+                    Dtype(pick(rng, &dtypes)),
+                    t2(rng),
+                    t2(rng),
+                    t2(rng),
+                )
+                .encode()
+            }
         }
         _ => {
             let op = [Opcode::TENSOR_TENSOR_ARITH, Opcode::TENSOR_TENSOR_BITVEC][rng.usize(..2)];

@@ -914,3 +914,566 @@ fn events_on_kernel_records_are_honoured_by_validation() {
     );
     let _ = row4(sbuf(0, 0), 1);
 }
+
+// ---------------------------------------------------------------------------
+// Issue (2): 0x7C/0x7D, 0xBE, 0xF2, 0xF0 specs 0 and 2
+// ---------------------------------------------------------------------------
+
+mod issue2 {
+    use super::*;
+    use tpb_emu::isa::{
+        EngineNop, ExtTta, ImmSrc, ReduceAxis, ReduceOp, S3d3NonzeroWithCount, S3d3SeqBounds,
+        S4d4Cr, Tensor3d, Tensor4d,
+    };
+
+    fn clr() -> S4d4Cr {
+        g().cross_lane_reduce(
+            ReduceOp::ADD,
+            ReduceAxis::PARTITIONS,
+            Dtype::FP32,
+            Dtype::FP32,
+            1.0,
+        )
+    }
+
+    fn clr_with(f: impl FnOnce(&mut S4d4Cr)) -> Record {
+        let mut p = clr();
+        f(&mut p);
+        p.encode()
+    }
+
+    fn gsb() -> S3d3SeqBounds {
+        g().sequence_bounds(Dtype::INT32, Dtype::INT32)
+    }
+
+    fn gsb_with(f: impl FnOnce(&mut S3d3SeqBounds)) -> Record {
+        let mut p = gsb();
+        f(&mut p);
+        p.encode()
+    }
+
+    fn nz() -> S3d3NonzeroWithCount {
+        g().nonzero_with_count(Dtype::INT32, 16, -1)
+    }
+
+    fn nz_with(f: impl FnOnce(&mut S3d3NonzeroWithCount)) -> Record {
+        let mut p = nz();
+        f(&mut p);
+        p.encode()
+    }
+
+    fn tta() -> ExtTta {
+        g().ext_tta(1, AluOp::ADD, Dtype::FP32)
+    }
+
+    fn tta_with(f: impl FnOnce(&mut ExtTta)) -> Record {
+        let mut p = tta();
+        f(&mut p);
+        p.encode()
+    }
+
+    #[test]
+    fn valid_records_pass() {
+        for (op, d) in [
+            (ReduceOp::ADD, Dtype::INT8),
+            (ReduceOp::AVERAGE, Dtype::BFLOAT16),
+            (ReduceOp::MAX, Dtype::UINT32),
+            (ReduceOp::BITWISE_OR, Dtype::UINT8),
+            (ReduceOp::BITWISE_AND, Dtype::INT16),
+            (ReduceOp::BITWISE_XOR, Dtype::INT32),
+        ] {
+            for axis in [ReduceAxis::ALL, ReduceAxis::PARTITIONS] {
+                ok(&g().cross_lane_reduce(op, axis, d, d, 0.5).encode());
+            }
+        }
+        ok(&gsb().encode());
+        ok(&g().sequence_bounds(Dtype::FP32, Dtype::INT32).encode());
+        ok(&nz().encode());
+        ok(&g().nonzero_with_count(Dtype::FP32, 0, 0).encode());
+        // EC-56: no processed lane (src from partition 1, 8 lanes): valid, writes nothing.
+        ok(&nz_with(|p| {
+            p.num_active_channels = 8;
+            p.src.addr = sbuf(1, 0);
+            p.dst.addr = sbuf(1, 0);
+        }));
+        for ports in 0..8 {
+            ok(&g().engine_nop(ports).encode());
+        }
+        ok(&g().ext_tta(0, AluOp::MULT, Dtype::INT16).encode());
+        ok(&Geometry {
+            dst: g().src,
+            ..g()
+        }
+        .ext_tta(2, AluOp::ADD, Dtype::FP32)
+        .encode());
+    }
+
+    // 0x7C / 0x7D in §13 order.
+
+    #[test]
+    fn s4d4_cr_reserved_zero() {
+        for at in 37..40 {
+            fails(
+                &set(clr().encode(), at, 9),
+                "s4d4_cr_reserved_zero",
+                at as u8,
+                &["0x09"],
+            );
+        }
+    }
+
+    #[test]
+    fn clr_is_valid_enum() {
+        let r = clr_with(|p| p.reduce_op = ReduceOp(6));
+        fails(
+            &r,
+            "is_valid_enum",
+            35,
+            &["reduce_op", "0x06 is not a REDUCE_OP"],
+        );
+    }
+
+    #[test]
+    fn clr_dtypes() {
+        let r = clr_with(|p| p.in_dtype = Dtype::FP32R);
+        fails(&r, "dtype_fp32r_illegal_check", 32, &["fp32r"]);
+        let r = clr_with(|p| p.out_dtype = Dtype::INT64);
+        fails(&r, "dtype_invalid_check", 33, &["int64"]);
+    }
+
+    #[test]
+    fn clr_start_addr_active_channels() {
+        let r = clr_with(|p| p.src.addr = sbuf(120, 0));
+        fails(
+            &r,
+            "start_addr_active_channels",
+            12,
+            &["partition 120", "16"],
+        );
+        // dst spans one partition: partition 127 is fine.
+        ok(&clr_with(|p| p.dst.addr = sbuf(127, 0x2000)));
+    }
+
+    #[test]
+    fn check_active_channels() {
+        let r = clr_with(|p| p.num_active_channels = 0);
+        fails(&r, "check_active_channels", 34, &["0; must be 1..=128"]);
+        let r = nz_with(|p| p.num_active_channels = 130);
+        fails(&r, "check_active_channels", 12, &["130"]);
+    }
+
+    #[test]
+    fn clr_tensor4d_valid_sbuf_only() {
+        let r = clr_with(|p| p.src.addr = psum(0, 0));
+        fails(&r, "tensor4d_valid", 12, &["PSUM", "SBUF-only"]);
+        let r = clr_with(|p| p.dst.num[1] = 0);
+        fails(&r, "tensor4d_valid", 44, &["num_elem[1] = 0"]);
+    }
+
+    #[test]
+    fn valid_reduce_axis_enum() {
+        let r = clr_with(|p| p.reduce_axis = ReduceAxis(2));
+        fails(&r, "valid_reduce_axis_enum", 36, &["2"]);
+    }
+
+    #[test]
+    fn valid_axis_dst_element_cnt() {
+        // Partitions: count(dst) == count(src).
+        let r = clr_with(|p| p.dst.num[0] = 63);
+        fails(&r, "valid_axis_dst_element_cnt", 44, &["63", "64"]);
+        // All: one element, unless the dst shape comes from a register.
+        let r = clr_with(|p| p.reduce_axis = ReduceAxis::ALL);
+        fails(&r, "valid_axis_dst_element_cnt", 44, &["holds 64"]);
+        let r = clr_with(|p| {
+            p.reduce_axis = ReduceAxis::ALL;
+            p.dst.addr = Addr4(p.dst.addr.0 | 1 << 30);
+        });
+        fails(&r, "emu_addr_mode_supported", 44, &["0x40002000"]);
+    }
+
+    #[test]
+    fn clr_emu_opcode_and_dtype() {
+        // EC-54: a bitwise op on 0x7C, an arith op on 0x7D.
+        let r = clr_with(|p| p.reduce_op = ReduceOp::BITWISE_OR);
+        fails(&r, "emu_opcode_supported", 35, &["bitwise_or", "EC-54"]);
+        let r = clr_with(|p| p.header.opcode = Opcode::CROSS_LANE_REDUCE_BITVEC);
+        fails(&r, "emu_opcode_supported", 35, &["add"]);
+        // FP8 on 0x7C; unequal or non-integer dtypes on 0x7D.
+        let r = clr_with(|p| p.in_dtype = Dtype::FP8_EXP4);
+        fails(&r, "emu_dtype_supported", 32, &["fp8e4"]);
+        let r = g()
+            .cross_lane_reduce(
+                ReduceOp::BITWISE_AND,
+                ReduceAxis::ALL,
+                Dtype::INT32,
+                Dtype::UINT32,
+                1.0,
+            )
+            .encode();
+        fails(&r, "emu_dtype_supported", 33, &["int32", "uint32"]);
+        let r = g()
+            .cross_lane_reduce(
+                ReduceOp::BITWISE_XOR,
+                ReduceAxis::ALL,
+                Dtype::FP32,
+                Dtype::FP32,
+                1.0,
+            )
+            .encode();
+        fails(&r, "emu_dtype_supported", 33, &["fp32"]);
+    }
+
+    #[test]
+    fn clr_emu_footprint_shape_overlap() {
+        let r = clr_with(|p| p.dst.addr = sbuf(0, 224 * 1024 - 16));
+        fails(&r, "emu_footprint_in_bounds", 44, &["[229360, 229616)"]);
+        let r = clr_with(|p| {
+            p.src = Tensor4d::new(p.src.addr, [(4097, 0), (4096, 0), (1, 0), (1, 0)]);
+            p.dst = Tensor4d::new(p.dst.addr, [(4097, 0), (4096, 0), (1, 0), (1, 0)]);
+        });
+        fails(&r, "emu_kernel_shape", 12, &["16781312"]);
+        // dst's one lane lands on src lane 5's bytes (EC-21).
+        let r = clr_with(|p| p.dst.addr = sbuf(5, 0x40));
+        fails(&r, "emu_overlap", 44, &["src and dst share", "offset 64"]);
+        // The same bytes in a partition src does not touch.
+        ok(&clr_with(|p| p.dst.addr = sbuf(16, 0)));
+    }
+
+    // 0xBE in §13 order.
+
+    #[test]
+    fn has_valid_nc_get_sequence_bounds() {
+        let sunda = Target::pool(Arch::Sunda);
+        fails_on(
+            &gsb().encode(),
+            sunda,
+            "has_valid_nc_get_sequence_bounds",
+            Some(0),
+            &["sunda"],
+        );
+    }
+
+    #[test]
+    fn has_valid_s3d3_seq_bounds_channels() {
+        let r = gsb_with(|p| p.num_active_channels = 2);
+        fails(
+            &r,
+            "has_valid_s3d3_seq_bounds_channels",
+            12,
+            &["2; must be 1"],
+        );
+        let r = gsb_with(|p| p.num_active_channels = 0);
+        fails(&r, "check_active_channels", 12, &["0"]);
+    }
+
+    #[test]
+    fn s3d3_seq_bounds_reserved_zero() {
+        for at in [13usize, 48, 63] {
+            fails(
+                &set(gsb().encode(), at, 1),
+                "s3d3_seq_bounds_reserved_zero",
+                at as u8,
+                &["0x01"],
+            );
+        }
+    }
+
+    #[test]
+    fn has_valid_seq_bounds_dtype() {
+        let r = gsb_with(|p| p.in_dtype = Dtype::UINT32);
+        fails(&r, "has_valid_seq_bounds_dtype", 14, &["uint32"]);
+        let r = gsb_with(|p| p.out_dtype = Dtype::FP16);
+        fails(&r, "has_valid_seq_bounds_dtype", 15, &["fp16"]);
+        // FP32R passes the dtype step and fails here (§13).
+        let r = gsb_with(|p| p.out_dtype = Dtype::FP32R);
+        fails(
+            &r,
+            "has_valid_seq_bounds_dtype",
+            15,
+            &["fp32r", "int32 or fp32"],
+        );
+        let r = gsb_with(|p| p.in_dtype = Dtype::FP32R);
+        fails(&r, "dtype_fp32r_illegal_check", 14, &["fp32r"]);
+    }
+
+    #[test]
+    fn gsb_tensor3d_valid_and_start() {
+        let r = gsb_with(|p| p.dst.addr = psum(0, 0));
+        fails(&r, "tensor3d_valid", 32, &["SBUF-only"]);
+        let r = gsb_with(|p| p.src.addr = sbuf(0, 2));
+        fails(&r, "tensor3d_valid", 16, &["aligned"]);
+    }
+
+    #[test]
+    fn s3d3_seq_bounds_element_count_check_t3d() {
+        let r = gsb_with(|p| p.dst.num[0] = 63);
+        fails(
+            &r,
+            "s3d3_seq_bounds_element_count_check_t3d",
+            32,
+            &["126", "128"],
+        );
+        // 2·count(src) elements, but not as a num_elem[2] of 2.
+        let r = gsb_with(|p| p.dst = Tensor3d::new(p.dst.addr, [(128, 1), (1, 1), (1, 1)]));
+        fails(
+            &r,
+            "s3d3_seq_bounds_element_count_check_t3d",
+            32,
+            &["num_elem[2] = 1"],
+        );
+    }
+
+    #[test]
+    fn gsb_emu_overlap() {
+        let r = gsb_with(|p| p.dst.addr = p.src.addr);
+        fails(&r, "emu_overlap", 32, &["src and dst share"]);
+    }
+
+    // 0xF2 in §13 order.
+
+    #[test]
+    fn has_valid_nc_nonzero_with_count() {
+        let sunda = Target::pool(Arch::Sunda);
+        fails_on(
+            &nz().encode(),
+            sunda,
+            "has_valid_nc_nonzero_with_count",
+            Some(0),
+            &["sunda"],
+        );
+    }
+
+    #[test]
+    fn s3d3_nonzero_with_count_reserved_zero() {
+        for at in [37usize, 39, 60, 63] {
+            let r = set(nz().encode(), at, 0x11);
+            fails(
+                &r,
+                "s3d3_nonzero_with_count_reserved_zero",
+                at as u8,
+                &["0x11"],
+            );
+        }
+    }
+
+    #[test]
+    fn has_valid_immediates() {
+        let r = nz_with(|p| p.index_offset_src = ImmSrc(3));
+        fails(&r, "has_valid_immediates", 15, &["3"]);
+        let r = nz_with(|p| p.padding_val_src = ImmSrc(0xFF));
+        fails(&r, "has_valid_immediates", 36, &["255"]);
+    }
+
+    #[test]
+    fn has_valid_nonzero_with_count_dtype() {
+        let r = nz_with(|p| p.in_dtype = Dtype::INT16);
+        fails(&r, "has_valid_nonzero_with_count_dtype", 13, &["int16"]);
+        let r = nz_with(|p| p.out_dtype = Dtype::FP32);
+        fails(&r, "has_valid_nonzero_with_count_dtype", 14, &["fp32"]);
+    }
+
+    #[test]
+    fn s3d3_nonzero_with_count_element_count_check_t3d() {
+        let r = nz_with(|p| p.dst.num[0] = 64);
+        fails(
+            &r,
+            "s3d3_nonzero_with_count_element_count_check_t3d",
+            44,
+            &["64", "65"],
+        );
+    }
+
+    #[test]
+    fn nz_emu_checks() {
+        // EC-60: pointer and register immediates pass the hardware, then stop here.
+        let r = nz_with(|p| p.index_offset_src = ImmSrc::POINTER);
+        fails(&r, "emu_addr_mode_supported", 15, &["pointer", "EC-60"]);
+        let r = nz_with(|p| p.padding_val_src = ImmSrc::REGISTER);
+        fails(&r, "emu_addr_mode_supported", 36, &["register"]);
+        // EC-56: footprint and overlap on processed lanes only.
+        let r = nz_with(|p| p.dst.addr = sbuf(0, 224 * 1024 - 64));
+        fails(&r, "emu_footprint_in_bounds", 44, &["229376"]);
+        let r = nz_with(|p| p.dst.addr = p.src.addr);
+        fails(&r, "emu_overlap", 44, &["src and dst share"]);
+        // src lanes from partition 1: its processed lane is partition 16 (lane 15),
+        // which writes dst partition 15+1 = 16 with dst from partition 1: overlap.
+        let r = nz_with(|p| {
+            p.src.addr = sbuf(1, 0);
+            p.dst.addr = sbuf(1, 0);
+        });
+        fails(&r, "emu_overlap", 44, &["offset 0"]);
+        // dst one partition off: lane 15 reads partition 16 and writes partition 17.
+        ok(&nz_with(|p| {
+            p.src.addr = sbuf(1, 0);
+            p.dst.addr = sbuf(2, 0);
+        }));
+    }
+
+    // 0xF0 in §13 order.
+
+    #[test]
+    fn extended_specs_without_a_struct_stop_at_step_5() {
+        for spec in [1u8, 3, 4, 5, 200] {
+            let r = set(g().engine_nop(0).encode(), 12, spec);
+            fails_on(&r, T, "emu_opcode_supported", None, &["EXTENDED_INST"]);
+        }
+    }
+
+    #[test]
+    fn extended_reserved_zero() {
+        // ENGINE_NOP: completion_info bits 1, 6, 7; bytes 14..63.
+        for bit in [1u8, 6, 7] {
+            let r = set(g().engine_nop(1).encode(), 13, 1 << bit | 8);
+            fails(&r, "reserved_zero", 13, &["completion_info"]);
+        }
+        for at in [14usize, 40, 63] {
+            fails(
+                &set(g().engine_nop(0).encode(), at, 5),
+                "reserved_zero",
+                at as u8,
+                &["0x05"],
+            );
+        }
+        // EXTENDED_TTA: completion bits, bytes 17..19, 56..63.
+        for at in [17usize, 19, 56, 63] {
+            fails(
+                &set(tta().encode(), at, 5),
+                "reserved_zero",
+                at as u8,
+                &["0x05"],
+            );
+        }
+        let r = set(tta().encode(), 13, 0x0A);
+        fails(&r, "reserved_zero", 13, &["0x0A"]);
+    }
+
+    #[test]
+    fn ext_tta_valid_op() {
+        for op in [AluOp::SUBTRACT, AluOp::ADD_INT, AluOp(0x77)] {
+            let r = tta_with(|p| p.op = op);
+            fails(&r, "ext_tta_valid_op", 16, &[&op.to_string()]);
+        }
+    }
+
+    #[test]
+    fn ext_tta_dtypes() {
+        let r = tta_with(|p| p.out_dtype = Dtype::UINT64);
+        fails(&r, "dtype_invalid_check", 15, &["uint64"]);
+        let r = tta_with(|p| p.in_dtypes = DtypePair::new(Dtype::FP32R, Dtype::FP32));
+        fails(&r, "dtype_fp32r_illegal_check", 14, &["src0"]);
+        let r = tta_with(|p| p.in_dtypes = DtypePair::new(Dtype::FP32, Dtype::INT64));
+        fails(&r, "dtype_invalid_check", 14, &["src1", "int64"]);
+    }
+
+    #[test]
+    fn ext_tta_lanes_and_tensor2d_valid() {
+        // EC-55: 3 ports = 48 lanes from partition 96 is too many.
+        let r = tta_with(|p| {
+            p.completion_info = 3 << 3;
+            p.src1.addr = sbuf(96, 0x1000);
+        });
+        fails(
+            &r,
+            "start_addr_active_channels",
+            32,
+            &["partition 96", "48"],
+        );
+        // 0 ports = 128 lanes.
+        let r = tta_with(|p| {
+            p.completion_info = 0;
+            p.dst.addr = sbuf(1, 0x2000);
+        });
+        fails(&r, "start_addr_active_channels", 44, &["128"]);
+        let r = tta_with(|p| p.src0.addr = psum(0, 0));
+        fails(&r, "tensor2d_valid", 20, &["SBUF-only"]);
+        let r = tta_with(|p| p.dst.num[1] = 0);
+        fails(&r, "tensor2d_valid", 44, &["num_elem[1] = 0"]);
+    }
+
+    #[test]
+    fn ext_tta_element_count() {
+        let r = tta_with(|p| p.src1.num[1] = 2);
+        fails(&r, "ext_tta_element_count", 32, &["128", "64"]);
+        let r = tta_with(|p| p.dst.num[0] = 32);
+        fails(&r, "ext_tta_element_count", 44, &["32", "64"]);
+    }
+
+    #[test]
+    fn extended_emu_checks() {
+        let sunda = Target::pool(Arch::Sunda);
+        fails_on(
+            &g().engine_nop(0).encode(),
+            sunda,
+            "emu_opcode_supported",
+            Some(12),
+            &["EC-58"],
+        );
+        fails_on(
+            &tta().encode(),
+            sunda,
+            "emu_opcode_supported",
+            Some(12),
+            &["EC-58"],
+        );
+        let r = tta_with(|p| p.in_dtypes = DtypePair::new(Dtype::FP8_EXP3, Dtype::FP32));
+        fails(&r, "emu_dtype_supported", 14, &["fp8e3"]);
+        let r = tta_with(|p| p.dst.addr = sbuf(0, 4));
+        fails(&r, "emu_overlap", 44, &["EC-42"]);
+        let r = tta_with(|p| p.src0.addr = Addr4(0x8000_0003));
+        fails(&r, "emu_addr_mode_supported", 20, &["0x80000003"]);
+    }
+
+    #[test]
+    fn random_records_never_panic_and_round_trip() {
+        let mut rng = fastrand::Rng::with_seed(0x4B45_524F);
+        let bases = [
+            clr().encode(),
+            gsb().encode(),
+            nz().encode(),
+            g().engine_nop(3).encode(),
+            tta().encode(),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..100_000 {
+            let mut r = bases[i % bases.len()];
+            if rng.u8(..4) == 0 {
+                rng.fill(&mut r.0[12..]);
+            } else {
+                for _ in 0..rng.usize(1..3) {
+                    let at = rng.usize(12..64);
+                    r.0[at] = rng.u8(..);
+                }
+            }
+            assert_eq!(Inst::decode(&r).encode(), r);
+            let t = Target {
+                engine: Engine::ALL[rng.usize(..5)],
+                arch: Arch::ALL[rng.usize(..3)],
+            };
+            let res = check(&r, t);
+            assert_eq!(res.is_ok(), is_valid(&r, t));
+            seen.insert(match res {
+                Ok(()) => "ok",
+                Err(f) => {
+                    assert!(!f.detail().is_empty());
+                    f.predicate()
+                }
+            });
+            let text = disasm_record(&r);
+            assert_eq!(asm(&text).unwrap(), [r], "{text}");
+        }
+        for p in [
+            "ok",
+            "s4d4_cr_reserved_zero",
+            "valid_axis_dst_element_cnt",
+            "s3d3_seq_bounds_element_count_check_t3d",
+            "s3d3_nonzero_with_count_element_count_check_t3d",
+            "ext_tta_element_count",
+            "reserved_zero",
+            "tensor2d_valid",
+            "emu_overlap",
+        ] {
+            assert!(seen.contains(p), "no mutation reached {p}: {seen:?}");
+        }
+        let _ = (EngineNop::FIELDS, ImmSrc::INLINE);
+    }
+}

@@ -1,12 +1,14 @@
 //! The parser half of the text form (see the [module docs](super)).
 
 use super::layout;
-use crate::isa::enums::{AluOp, Dtype, PoolDim, PoolFunc, UpdateMode, WaitMode};
+use crate::isa::enums::{
+    AluOp, Dtype, ImmSrc, PoolDim, PoolFunc, ReduceAxis, ReduceOp, UpdateMode, WaitMode,
+};
 use crate::isa::layout::{Codec, FieldDef, Kind, Role};
 use crate::isa::opcode::{Opcode, OpcodeClass};
 use crate::isa::record::{Events, Header, Record};
 use crate::isa::s4d4_pl::S4d4Pl;
-use crate::isa::tensor::{Addr4, Data4d, Region, Tensor3d, Tensor4d};
+use crate::isa::tensor::{Addr4, Data4d, Region, Tensor2d, Tensor3d, Tensor4d};
 use crate::limits::{INST_WORD_LEN, PARTITIONS, RECORD_BYTES};
 
 /// A line of text that is not a record.
@@ -155,7 +157,21 @@ fn parse_record(toks: &[Tok]) -> PResult<Record> {
             ),
         );
     };
-    if let Some(fields) = layout(op.class()) {
+    if op.class() == OpcodeClass::Extended {
+        // EC-15: the spec byte chooses the struct, so read `spec=` first.
+        let Some(t) = toks[1..].iter().find(|t| t.text.starts_with("spec=")) else {
+            return err(head.at, "missing key spec");
+        };
+        let spec = parse_uint(t.from(5), 255, "a spec byte")? as u8;
+        let Some(fields) = layout(op, spec) else {
+            return err(
+                t.at + 5,
+                format!("EXTENDED_INST spec {spec} has no field form (write the record as .raw)"),
+            );
+        };
+        return parse_layout(op, head, &toks[1..], fields);
+    }
+    if let Some(fields) = layout(op, 0) {
         return parse_layout(op, head, &toks[1..], fields);
     }
     let s4d4 = op.class() == OpcodeClass::S4d4Pl;
@@ -384,6 +400,26 @@ fn put_field(r: &mut Record, f: &FieldDef, v: Tok) -> PResult<()> {
         }
         Kind::SubDim => {
             b[0] = parse_named(v, "a subdim name", |s| PoolDim::from_name(s).map(|x| x.0))?
+        }
+        Kind::ReduceOp => {
+            b[0] = parse_named(v, "a reduce op name", |s| {
+                ReduceOp::from_name(s).map(|x| x.0)
+            })?
+        }
+        Kind::ReduceAxis => {
+            b[0] = parse_named(v, "a reduce axis name", |s| {
+                ReduceAxis::from_name(s).map(|x| x.0)
+            })?
+        }
+        Kind::ImmSrc => {
+            b[0] = parse_named(v, "an immediate source name", |s| {
+                ImmSrc::from_name(s).map(|x| x.0)
+            })?
+        }
+        Kind::F32 => b.copy_from_slice(&parse_scale(v)?.to_le_bytes()),
+        Kind::Tensor2d => {
+            let (addr, num, step) = parse_walk::<_, 2>(v, "a tensor <addr>", parse_addr)?;
+            Tensor2d { addr, num, step }.put(b)
         }
         Kind::Tensor4d => parse_tensor(v)?.put(b),
         Kind::Tensor3d => {

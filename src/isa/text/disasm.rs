@@ -1,12 +1,12 @@
 //! The printer half of the text form (see the [module docs](super)).
 
 use super::{Form, form, layout};
-use crate::isa::enums::{AluOp, Dtype, DtypePair, PoolDim};
+use crate::isa::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, ReduceAxis, ReduceOp};
 use crate::isa::layout::{Codec, FieldDef, Kind, Role};
 use crate::isa::record::{Events, Header, Record, hex};
 use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::stream::{StreamError, records};
-use crate::isa::tensor::{Addr4, Data4d, Tensor3d, Tensor4d};
+use crate::isa::tensor::{Addr4, Data4d, Tensor2d, Tensor3d, Tensor4d};
 use std::fmt::Write;
 
 /// Prints one record as one line of text (no trailing newline). Never fails:
@@ -32,7 +32,7 @@ pub fn disasm_record(r: &Record) -> String {
             push_events(&mut s, &p.header, &p.events);
         }
         Form::Fields => {
-            let fields = layout(r.opcode().class()).expect("form() found a layout");
+            let fields = layout(r.opcode(), r.0[12]).expect("form() found a layout");
             let _ = write!(s, "{}", r.opcode());
             for f in fields {
                 push_field(&mut s, r, f);
@@ -133,6 +133,14 @@ fn push_field(s: &mut String, r: &Record, f: &FieldDef) {
         }
         Kind::AluOp => AluOp(b[0]).to_string(),
         Kind::SubDim => PoolDim(b[0]).to_string(),
+        Kind::ReduceOp => ReduceOp(b[0]).to_string(),
+        Kind::ReduceAxis => ReduceAxis(b[0]).to_string(),
+        Kind::ImmSrc => ImmSrc(b[0]).to_string(),
+        Kind::F32 => fmt_scale(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        Kind::Tensor2d => {
+            let t = Tensor2d::get(b);
+            fmt_walk(fmt_addr(t.addr), &t.num, &t.step)
+        }
         Kind::Tensor4d => fmt_tensor(&Tensor4d::get(b)),
         Kind::Tensor3d => {
             let t = Tensor3d::get(b);
@@ -142,7 +150,7 @@ fn push_field(s: &mut String, r: &Record, f: &FieldDef) {
             let d = Data4d::get(b);
             fmt_walk(d.base.to_string(), &d.num, &d.step)
         }
-        Kind::Bytes => crate::isa::record::hex(b),
+        Kind::Bytes => hex(b),
     };
     let _ = write!(s, " {key}={v}");
 }

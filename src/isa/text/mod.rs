@@ -52,11 +52,12 @@
 //! field's range is an error, never truncated. `scale` refuses `nan` (write
 //! the exact bits) and a decimal that overflows f32 (write `inf`).
 //!
-//! ## 2. Kernel fields (COPY 0x46, CAST 0x47, IOTA 0x7E, TENSOR_TENSOR_ARITH 0x41, TENSOR_TENSOR_BITVEC 0x51)
+//! ## 2. Kernel fields (COPY, CAST, IOTA, the tensor-tensor pair, CROSS_LANE_REDUCE, GET_SEQUENCE_BOUNDS, NONZERO_WITH_COUNT, EXTENDED_INST specs 0 and 2)
 //!
 //! Used when byte 1 is 16 and every reserved byte of the opcode's struct is
 //! zero (S4D4_TR bytes 39..44; D4_IOTA bytes 32, 35, 40..44; S3S3D3_TT has
-//! none). The keys come from the struct's one layout table
+//! none; S4D4_CR 37..40; S3D3_SEQ_BOUNDS 13, 48..64; S3D3_NONZERO_WITH_COUNT
+//! 37..40, 60..64; ENGINE_NOP 14..64; EXTENDED_TTA 17..20, 56..64). The keys come from the struct's one layout table
 //! ([`crate::isa::layout`]) and print in byte order; required keys are always
 //! printed, optional keys (`neg`, `op`, `op_dim`, `mask` of S4D4_TR) only when
 //! non-zero, and an absent optional key means zero.
@@ -83,8 +84,30 @@
 //! | | `out`, `op`, `ch` | out_dtype (13), op (14), num_active_channels (15) | as above |
 //! | | `src0`, `src1`, `dst` | TENSOR3D (16, 32, 48) | `<addr>{n0:s0 n1:s1 n2:s2}` |
 //!
-//! Signed numbers (`mult`, the DATA4D base) take an optional `-`; a nibble
-//! takes a dtype name or a number 0..=15.
+//! The structs of issue (2) follow the same rules:
+//!
+//! | struct | key | field (byte) | printed as |
+//! |---|---|---|---|
+//! | S4D4_CR (0x7C, 0x7D) | `src`, `in`, `out`, `ch`, `dst` | as S4D4_TR (12, 32, 33, 34, 44) | as above |
+//! | | `op` | reduce_op (35) | `add` `average` `max` `bitwise_or` `bitwise_and` `bitwise_xor`, else `0xNN` |
+//! | | `axis` | reduce_axis (36) | `all` `partitions`, else `0xNN` |
+//! | | `scale` | scale (40), f32 | as POOL's `scale` |
+//! | S3D3_SEQ_BOUNDS (0xBE) | `ch`, `in`, `out` | 12, 14, 15 | as above |
+//! | | `src`, `dst` | TENSOR3D (16, 32) | as above |
+//! | S3D3_NONZERO_WITH_COUNT (0xF2) | `ch`, `in`, `out` | 12, 13, 14 | as above |
+//! | | `offset_src`, `pad_src` | IMM_SRC (15, 36); optional | `inline` `pointer` `register`, else `0xNN` |
+//! | | `offset`, `pad` | IMM_VAL (32, 40) | signed i32 |
+//! | | `src`, `dst` | TENSOR3D (16, 44) | as above |
+//! | 0xF0 spec 0 ENGINE_NOP | `spec`, `info` | spec (12), completion_info (13) | decimal |
+//! | 0xF0 spec 2 EXTENDED_TTA | `spec`, `info`, `in`, `out`, `op` | 12, 13, 14, 15, 16 | as above |
+//! | | `src0`, `src1`, `dst` | TENSOR2D (20, 32, 44) | `<addr>{n0:s0 n1:s1}` |
+//!
+//! For EXTENDED_INST the `spec` key chooses the struct (EC-15), so the
+//! assembler reads it first; a spec other than 0 and 2 has no field form
+//! (such records print as `.raw`).
+//!
+//! Signed numbers (`mult`, `offset`, `pad`, the DATA4D base) take an optional
+//! `-`; a nibble takes a dtype name or a number 0..=15.
 //!
 //! ## 3. Events only (every other named opcode)
 //!
@@ -186,11 +209,15 @@ mod disasm;
 pub use asm::{ParseError, asm, asm_line};
 pub use disasm::{disasm_record, disasm_stream};
 
+use super::extended;
 use super::layout::{FieldDef, Role};
+use super::opcode::Opcode;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::s4d4_pl::S4d4Pl;
-use super::{D4Iota, S3s3d3Tt, S4d4Tr};
+use super::{
+    D4Iota, EngineNop, ExtTta, S3d3NonzeroWithCount, S3d3SeqBounds, S3s3d3Tt, S4d4Cr, S4d4Tr,
+};
 use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
 
 /// Which of the four text forms a record takes (see the [module docs](self)).
@@ -221,7 +248,7 @@ pub fn form(r: &Record) -> Form {
         } else {
             Form::Raw
         }
-    } else if let Some(fields) = layout(h.opcode.class()) {
+    } else if let Some(fields) = layout(h.opcode, r.0[EVENTS_END]) {
         if reserved_zero(r, fields) {
             Form::Fields
         } else {
@@ -237,12 +264,21 @@ pub fn form(r: &Record) -> Form {
 /// First byte after the header and events band (SPEC §1).
 pub(crate) const EVENTS_END: usize = 12;
 
-/// The layout table of the kernel structs printed field by field (form 2).
-pub(crate) fn layout(class: OpcodeClass) -> Option<&'static [FieldDef]> {
-    match class {
+/// The layout table of the kernel structs printed field by field (form 2),
+/// for `opcode` and, for 0xF0, its spec byte (EC-15).
+pub(crate) fn layout(opcode: Opcode, spec: u8) -> Option<&'static [FieldDef]> {
+    match opcode.class() {
         OpcodeClass::S4d4Tr => Some(S4d4Tr::FIELDS),
         OpcodeClass::D4Iota => Some(D4Iota::FIELDS),
         OpcodeClass::S3s3d3Tt => Some(S3s3d3Tt::FIELDS),
+        OpcodeClass::S4d4Cr => Some(S4d4Cr::FIELDS),
+        OpcodeClass::SeqBounds => Some(S3d3SeqBounds::FIELDS),
+        OpcodeClass::NonzeroWithCount => Some(S3d3NonzeroWithCount::FIELDS),
+        OpcodeClass::Extended => match spec {
+            extended::spec::ENGINE_NOP => Some(EngineNop::FIELDS),
+            extended::spec::TENSOR_TENSOR_ARITH => Some(ExtTta::FIELDS),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -466,6 +502,62 @@ mod tests {
         tr.0[41] = 9;
         assert_eq!(form(&tr), Form::Raw);
         round_trip(&tr);
+    }
+
+    #[test]
+    fn issue2_fields_read_back_and_the_spec_byte_picks_the_0xf0_struct() {
+        for line in [
+            "CROSS_LANE_REDUCE_ARITH src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=bf16 out=fp32 ch=16 \
+             op=average axis=partitions scale=0.0625 dst=sbuf[3]+0x100{8:1 1:1 1:1 1:1}",
+            "CROSS_LANE_REDUCE_BITVEC src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=uint8 out=uint8 ch=2 \
+             op=bitwise_xor axis=all scale=bits:0x7FC00001 dst=sbuf[0]+0x100{1:1 1:1 1:1 1:1}",
+            "GET_SEQUENCE_BOUNDS ch=1 in=fp32 out=int32 src=sbuf[0]+0x0{8:1 1:1 1:1} \
+             dst=sbuf[0]+0x40{8:1 1:1 2:8}",
+            "NONZERO_WITH_COUNT ch=16 in=int32 out=int32 offset_src=pointer src=sbuf[0]+0x0{8:1 1:1 1:1} \
+             offset=16 pad=-1 dst=sbuf[0]+0x40{9:1 1:1 1:1}",
+            "EXTENDED_INST spec=0 info=16",
+            "EXTENDED_INST spec=2 info=8 in=fp32:bf16 out=fp32 op=mult \
+             src0=sbuf[0]+0x0{4:1 2:4} src1=sbuf[0]+0x40{4:1 2:4} dst=sbuf[0]+0x80{4:1 2:4}",
+        ] {
+            let r = one(line);
+            assert_eq!(form(&r), Form::Fields, "{line}");
+            assert_eq!(disasm_record(&r), line);
+        }
+        let r = one("EXTENDED_INST info=8 in=fp32:bf16 out=fp32 op=mult spec=2 \
+                     src0=sbuf[0]+0x0{4:1 2:4} src1=sbuf[0]+0x40{4:1 2:4} dst=sbuf[0]+0x80{4:1 2:4}");
+        assert_eq!((r.0[12], r.0[13], r.0[14], r.0[16]), (2, 8, 0x6A, 6));
+        assert_eq!(r.0[20..24], [0, 0, 0, 0]);
+        assert_eq!(
+            r.0[42..44],
+            2u16.to_le_bytes(),
+            "src1 num[1] at byte 32 + 10"
+        );
+        let r = one(
+            "CROSS_LANE_REDUCE_ARITH src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=bf16 out=fp32 \
+                     ch=16 op=average axis=partitions scale=0.0625 dst=sbuf[3]+0x100{8:1 1:1 1:1 1:1}",
+        );
+        assert_eq!((r.0[35], r.0[36]), (1, 1));
+        assert_eq!(r.0[40..44], 0.0625f32.to_le_bytes());
+        // Specs without a struct print raw; an all-zero 0xF0 is ENGINE_NOP.
+        let mut z = Record::default();
+        z.0[0] = 0xF0;
+        z.0[1] = 16;
+        assert_eq!(disasm_record(&z), "EXTENDED_INST spec=0 info=0");
+        z.0[12] = 1;
+        assert_eq!(form(&z), Form::Raw);
+        round_trip(&z);
+        assert_eq!(
+            perr("EXTENDED_INST spec=3"),
+            (
+                1,
+                20,
+                "EXTENDED_INST spec 3 has no field form (write the record as .raw)".into()
+            )
+        );
+        assert_eq!(
+            perr("EXTENDED_INST info=1"),
+            (1, 1, "missing key spec".into())
+        );
     }
 
     #[test]
