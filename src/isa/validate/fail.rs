@@ -1,9 +1,11 @@
 //! The reasons a record fails validation: one variant per SPEC §5 predicate,
 //! carrying the offending values.
 
-use crate::isa::enums::{Dtype, Engine, PoolDim, PoolFunc};
+use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim, PoolFunc, ReduceOp};
+use crate::isa::layout::FieldRef;
 use crate::isa::opcode::Opcode;
 use crate::isa::tensor::Region;
+use crate::limits::Arch;
 use std::fmt;
 
 /// Which tensor (or dtype) of an S4D4_PL or DMA record a reason is about.
@@ -68,6 +70,11 @@ pub enum TensorFault {
     PsumWriteDtype {
         /// The dtype.
         dtype: Dtype,
+    },
+    /// A PSUM address where the vendor's region flags admit SBUF only (EC-41).
+    PsumNotAllowed {
+        /// The ADDR4.
+        addr: u32,
     },
     /// A dim with `num_elem` 0.
     ZeroNum {
@@ -166,6 +173,14 @@ pub enum OverlapFault {
     },
     /// Two outputs of the record share a byte.
     Outputs {
+        /// A shared byte offset within the partition.
+        offset: u32,
+    },
+    /// EC-42: a source and dst share a byte that is not the same element at
+    /// the same lane and walk position.
+    NotInPlace {
+        /// The region.
+        region: Region,
         /// A shared byte offset within the partition.
         offset: u32,
     },
@@ -326,6 +341,16 @@ pub enum Fail {
         /// Why.
         why: OverlapFault,
     },
+    /// A predicate of a kernel struct of SPEC-KERNELS §13 (IOTA, COPY, CAST,
+    /// the tensor-tensor pair) failed on one field.
+    Kernel {
+        /// The predicate.
+        pred: Pred,
+        /// The field it rejects: its name and record byte offset.
+        field: FieldRef,
+        /// The offending values.
+        why: Why,
+    },
 }
 
 impl Fail {
@@ -355,6 +380,15 @@ impl Fail {
             Fail::EmuFootprintInBounds { .. } => "emu_footprint_in_bounds",
             Fail::EmuPoolShape { .. } => "emu_pool_shape",
             Fail::EmuOverlap { .. } => "emu_overlap",
+            Fail::Kernel { pred, .. } => pred.name(),
+        }
+    }
+
+    /// The record byte offset of the field a kernel-struct failure names.
+    pub const fn offset(&self) -> Option<u8> {
+        match self {
+            Fail::Kernel { field, .. } => Some(field.offset),
+            _ => None,
         }
     }
 
@@ -459,6 +493,9 @@ impl fmt::Display for Fail {
                             "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
                         )
                     }
+                    TensorFault::PsumNotAllowed { addr } => {
+                        write!(f, "{o} address 0x{addr:08X} is in PSUM; SBUF only")
+                    }
                     TensorFault::ZeroNum { dim } => write!(f, "{o} num_elem[{dim}] = 0"),
                 }
             }
@@ -526,18 +563,485 @@ impl fmt::Display for Fail {
                     period - 1
                 ),
             },
-            Fail::EmuOverlap { why } => match why {
-                OverlapFault::SrcDst { region, offset } => write!(
-                    f,
-                    "src and dst share {} byte offset {offset} (EC-21)",
-                    region.name()
-                ),
-                OverlapFault::Outputs { offset } => {
-                    write!(f, "two outputs share byte offset {offset} (EC-21)")
-                }
-            },
+            Fail::EmuOverlap { why } => write_overlap(f, why),
+            Fail::Kernel { pred, field, why } => {
+                write!(f, "{} byte {}: ", field.name, field.offset)?;
+                write_kernel(f, pred, field, why)
+            }
         }
     }
+}
+
+fn write_overlap(f: &mut fmt::Formatter<'_>, why: OverlapFault) -> fmt::Result {
+    match why {
+        OverlapFault::SrcDst { region, offset } => write!(
+            f,
+            "src and dst share {} byte offset {offset} (EC-21)",
+            region.name()
+        ),
+        OverlapFault::Outputs { offset } => {
+            write!(f, "two outputs share byte offset {offset} (EC-21)")
+        }
+        OverlapFault::NotInPlace { region, offset } => write!(
+            f,
+            "a source and dst share {} byte offset {offset} but not as the same element \
+             of the same lane and position (EC-42)",
+            region.name()
+        ),
+    }
+}
+
+fn write_tensor_fault(f: &mut fmt::Formatter<'_>, why: TensorFault) -> fmt::Result {
+    match why {
+        TensorFault::Region { addr } => {
+            write!(f, "address 0x{addr:08X} is in neither SBUF nor PSUM")
+        }
+        TensorFault::RegisterMode { addr } => write!(
+            f,
+            "register-mode address 0x{addr:08X}: id must be < 64 and bits 8..30 zero"
+        ),
+        TensorFault::Alignment { addr, align } => {
+            write!(f, "address 0x{addr:08X} is not {align}-byte aligned")
+        }
+        TensorFault::PsumWriteDtype { dtype } => {
+            write!(
+                f,
+                "writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
+            )
+        }
+        TensorFault::PsumNotAllowed { addr } => {
+            write!(
+                f,
+                "address 0x{addr:08X} is in PSUM; this operand is SBUF-only (EC-41)"
+            )
+        }
+        TensorFault::ZeroNum { dim } => write!(f, "num_elem[{dim}] = 0"),
+    }
+}
+
+/// The detail of a [`Fail::Kernel`] after its `<field> byte <offset>: ` prefix.
+fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, field: FieldRef, why: Why) -> fmt::Result {
+    match why {
+        Why::Byte(v) => match pred {
+            Pred::IsValidEnum if field.name == "reduce_op" => {
+                write!(f, "0x{v:02X} is not a REDUCE_OP")
+            }
+            Pred::IsValidEnum => write!(f, "0x{v:02X} is not an ALU_OP"),
+            Pred::IsZeroSubdim => write!(f, "{}; must be unused or x", PoolDim(v)),
+            Pred::HasValidActiveChannelRange | Pred::CheckActiveChannels => {
+                write!(f, "{v}; must be 1..=128")
+            }
+            Pred::HasValidS3d3SeqBoundsChannels => write!(f, "{v}; must be 1"),
+            Pred::ValidReduceAxisEnum => write!(f, "{v}; must be all 0 or partitions 1"),
+            Pred::HasValidImmediates => write!(f, "{v}; IMM_SRC must be 0, 1 or 2"),
+            Pred::ExtTtaValidOp => write!(f, "{}; EXTENDED_TTA takes add or mult", AluOp(v)),
+            Pred::EmuAddrModeSupported => write!(
+                f,
+                "IMM_SRC {}: pointer and register immediates are not emulated (EC-60)",
+                crate::isa::enums::ImmSrc(v)
+            ),
+            Pred::ReservedZero if field.name == "completion_info" => write!(
+                f,
+                "0x{v:02X}; its reserved bits 1, 6 and 7 must be 0 (EC-55)"
+            ),
+            _ => write!(f, "0x{v:02X}, must be 0"),
+        },
+        Why::Dtype(d) => match pred {
+            Pred::DtypeFp32rIllegalCheck => write!(f, "{d} is output-only"),
+            Pred::EmuDtypeSupported => {
+                write!(f, "{d} is not executed by the emulator (EC-44..EC-53)")
+            }
+            Pred::S3s3d3TtDtype => write!(f, "{d}; TENSOR_TENSOR_BITVEC writes an integer dtype"),
+            _ => write!(f, "{d} is not allowed"),
+        },
+        Why::InOut {
+            in_dtype,
+            out_dtype,
+        } => match pred {
+            Pred::HasValidSeqBoundsDtype => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}; each must be int32 or fp32"
+            ),
+            Pred::HasValidNonzeroWithCountDtype => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}; in must be int32 or fp32, out int32"
+            ),
+            Pred::EmuDtypeSupported => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}: a bitwise reduce needs equal \
+                 8/16/32-bit integer dtypes (EC-54)"
+            ),
+            _ => write!(
+                f,
+                "in_dtype {in_dtype} != out_dtype {out_dtype}; COPY moves bits between equal dtypes"
+            ),
+        },
+        Why::Op { opcode, op } => match pred {
+            Pred::S4d4TrOpBypass => write!(f, "{op}; {opcode} needs bypass"),
+            Pred::EmuOpcodeSupported => {
+                write!(
+                    f,
+                    "{opcode} op {op} is not executed by the emulator (EC-49)"
+                )
+            }
+            _ => write!(f, "{op} is not an op of {opcode}"),
+        },
+        Why::OpDtypes {
+            op,
+            src0,
+            src1,
+            out,
+        } => match pred {
+            Pred::S3s3d3TtSrcDstDtype => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out"
+            ),
+            Pred::S3s3d3TtValidIntSignness => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
+                 dtypes of one signedness that the op accepts"
+            ),
+            _ => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
+                 (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)"
+            ),
+        },
+        Why::Tensor(t) => write_tensor_fault(f, t),
+        Why::StartPartition {
+            partition,
+            channels,
+        } => write!(
+            f,
+            "start partition {partition} + num_active_channels {channels} > 128"
+        ),
+        Why::Counts {
+            count,
+            other,
+            other_count,
+        } => write!(
+            f,
+            "count {count} != count of {} (byte {}) {other_count}",
+            other.name, other.offset
+        ),
+        Why::Psum { addr } => write!(
+            f,
+            "address 0x{addr:08X} is not in SBUF; tensor-tensor operands on POOL are SBUF-only (EC-41)"
+        ),
+        Why::Addr { addr } => write!(
+            f,
+            "address 0x{addr:08X} uses register, indirect or shape-from-register addressing (EC-5)"
+        ),
+        Why::Engine { opcode, engine } => write!(
+            f,
+            "{opcode} passes the hardware predicates on {engine}, but the emulator executes it on pool only (EC-39)"
+        ),
+        Why::Arch { opcode, arch } => write!(
+            f,
+            "{opcode} has no {} kernel-table row (EC-58)",
+            arch.name()
+        ),
+        Why::Footprint {
+            region,
+            lo,
+            hi,
+            active,
+        } => write!(
+            f,
+            "walk touches bytes [{lo}, {hi}) of each {} partition; active bytes are [0, {active}) (EC-6)",
+            region.name()
+        ),
+        Why::Elements(n) => write!(f, "{n} elements per lane > 2^24 (EC-40)"),
+        Why::Reduce { opcode, op } => write!(
+            f,
+            "{opcode} does not execute reduce op {op} (arith ops on 0x7C, bitwise ops on 0x7D; EC-54)"
+        ),
+        Why::AllAxisDst { dst } => write!(
+            f,
+            "the All axis writes one element, but the dst walk holds {dst}"
+        ),
+        Why::DerivedCount {
+            count,
+            expected,
+            rule,
+        } => write!(f, "count {count} != {rule} = {expected}"),
+        Why::BoundsDim { num } => write!(f, "num_elem[2] = {num}; must be 2 (starts, then ends)"),
+        Why::Overlap(o) => write_overlap(f, o),
+    }
+}
+
+/// The predicates of the kernel structs (SPEC-KERNELS §13) that a
+/// [`Fail::Kernel`] names, with EC-40's name mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pred {
+    /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
+    D4IotaReservedZero,
+    /// `s4d4_tr_reserved_zero` (bytes 39..43).
+    S4d4TrReservedZero,
+    /// `mask_enable_zero` (S4D4_TR byte 38).
+    MaskEnableZero,
+    /// `dtype_invalid_check` (EC-40's dtype mapping).
+    DtypeInvalidCheck,
+    /// `dtype_fp32r_illegal_check`.
+    DtypeFp32rIllegalCheck,
+    /// `is_valid_enum` on an ALU_OP byte (EC-40).
+    IsValidEnum,
+    /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
+    IsZeroSubdim,
+    /// `has_valid_active_channel_range` (1..=128).
+    HasValidActiveChannelRange,
+    /// `start_addr_active_channels` (EC-7).
+    StartAddrActiveChannels,
+    /// `tensor4d_valid`.
+    Tensor4dValid,
+    /// `tensor3d_valid`.
+    Tensor3dValid,
+    /// `d4_iota_same_src_dst_count`.
+    D4IotaSameSrcDstCount,
+    /// `s4d4_tr_same_src_dst_count`.
+    S4d4TrSameSrcDstCount,
+    /// `s4d4_tr_op_bypass`.
+    S4d4TrOpBypass,
+    /// `s4d4_tr_same_src_dst_type` (COPY only).
+    S4d4TrSameSrcDstType,
+    /// `has_zero_negated_field`.
+    HasZeroNegatedField,
+    /// `s3s3d3_tt_valid_op`.
+    S3s3d3TtValidOp,
+    /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
+    S3s3d3TtDtype,
+    /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
+    S3s3d3TtSrcDstDtype,
+    /// `s3s3d3_tt_valid_int_signness`.
+    S3s3d3TtValidIntSignness,
+    /// `s3s3d3_tt_src_element_cnt_check`.
+    S3s3d3TtSrcElementCntCheck,
+    /// `s3s3d3_tt_dst_element_cnt_check`.
+    S3s3d3TtDstElementCntCheck,
+    /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52).
+    IsValidTensorTensorArithPool,
+    /// `s4d4_cr_reserved_zero` (bytes 37..39).
+    S4d4CrReservedZero,
+    /// `check_active_channels` (1..=128).
+    CheckActiveChannels,
+    /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
+    ValidReduceAxisEnum,
+    /// `valid_axis_dst_element_cnt`.
+    ValidAxisDstElementCnt,
+    /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
+    HasValidNcGetSequenceBounds,
+    /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
+    HasValidS3d3SeqBoundsChannels,
+    /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
+    S3d3SeqBoundsReservedZero,
+    /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
+    HasValidSeqBoundsDtype,
+    /// `s3d3_seq_bounds_element_count_check_t3d`.
+    S3d3SeqBoundsElementCountCheckT3d,
+    /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
+    HasValidNcNonzeroWithCount,
+    /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
+    S3d3NonzeroWithCountReservedZero,
+    /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
+    HasValidImmediates,
+    /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
+    HasValidNonzeroWithCountDtype,
+    /// `s3d3_nonzero_with_count_element_count_check_t3d`.
+    S3d3NonzeroWithCountElementCountCheckT3d,
+    /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
+    ReservedZero,
+    /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
+    ExtTtaValidOp,
+    /// `tensor2d_valid`.
+    Tensor2dValid,
+    /// `ext_tta_element_count` (EC-55).
+    ExtTtaElementCount,
+    /// `emu_addr_mode_supported` (EC-5).
+    EmuAddrModeSupported,
+    /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
+    EmuOpcodeSupported,
+    /// `emu_dtype_supported` (EC-44..EC-53).
+    EmuDtypeSupported,
+    /// `emu_footprint_in_bounds` (EC-6).
+    EmuFootprintInBounds,
+    /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
+    EmuKernelShape,
+    /// `emu_overlap` (EC-21, EC-42).
+    EmuOverlap,
+}
+
+impl Pred {
+    /// The predicate's name, exactly as SPEC-KERNELS §13 spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pred::D4IotaReservedZero => "d4_iota_reserved_zero",
+            Pred::S4d4TrReservedZero => "s4d4_tr_reserved_zero",
+            Pred::MaskEnableZero => "mask_enable_zero",
+            Pred::DtypeInvalidCheck => "dtype_invalid_check",
+            Pred::DtypeFp32rIllegalCheck => "dtype_fp32r_illegal_check",
+            Pred::IsValidEnum => "is_valid_enum",
+            Pred::IsZeroSubdim => "is_zero_subdim",
+            Pred::HasValidActiveChannelRange => "has_valid_active_channel_range",
+            Pred::StartAddrActiveChannels => "start_addr_active_channels",
+            Pred::Tensor4dValid => "tensor4d_valid",
+            Pred::Tensor3dValid => "tensor3d_valid",
+            Pred::D4IotaSameSrcDstCount => "d4_iota_same_src_dst_count",
+            Pred::S4d4TrSameSrcDstCount => "s4d4_tr_same_src_dst_count",
+            Pred::S4d4TrOpBypass => "s4d4_tr_op_bypass",
+            Pred::S4d4TrSameSrcDstType => "s4d4_tr_same_src_dst_type",
+            Pred::HasZeroNegatedField => "has_zero_negated_field",
+            Pred::S3s3d3TtValidOp => "s3s3d3_tt_valid_op",
+            Pred::S3s3d3TtDtype => "s3s3d3_tt_dtype",
+            Pred::S3s3d3TtSrcDstDtype => "s3s3d3_tt_src_dst_dtype",
+            Pred::S3s3d3TtValidIntSignness => "s3s3d3_tt_valid_int_signness",
+            Pred::S3s3d3TtSrcElementCntCheck => "s3s3d3_tt_src_element_cnt_check",
+            Pred::S3s3d3TtDstElementCntCheck => "s3s3d3_tt_dst_element_cnt_check",
+            Pred::IsValidTensorTensorArithPool => "is_valid_tensor_tensor_arith_pool",
+            Pred::S4d4CrReservedZero => "s4d4_cr_reserved_zero",
+            Pred::CheckActiveChannels => "check_active_channels",
+            Pred::ValidReduceAxisEnum => "valid_reduce_axis_enum",
+            Pred::ValidAxisDstElementCnt => "valid_axis_dst_element_cnt",
+            Pred::HasValidNcGetSequenceBounds => "has_valid_nc_get_sequence_bounds",
+            Pred::HasValidS3d3SeqBoundsChannels => "has_valid_s3d3_seq_bounds_channels",
+            Pred::S3d3SeqBoundsReservedZero => "s3d3_seq_bounds_reserved_zero",
+            Pred::HasValidSeqBoundsDtype => "has_valid_seq_bounds_dtype",
+            Pred::S3d3SeqBoundsElementCountCheckT3d => "s3d3_seq_bounds_element_count_check_t3d",
+            Pred::HasValidNcNonzeroWithCount => "has_valid_nc_nonzero_with_count",
+            Pred::S3d3NonzeroWithCountReservedZero => "s3d3_nonzero_with_count_reserved_zero",
+            Pred::HasValidImmediates => "has_valid_immediates",
+            Pred::HasValidNonzeroWithCountDtype => "has_valid_nonzero_with_count_dtype",
+            Pred::S3d3NonzeroWithCountElementCountCheckT3d => {
+                "s3d3_nonzero_with_count_element_count_check_t3d"
+            }
+            Pred::ReservedZero => "reserved_zero",
+            Pred::ExtTtaValidOp => "ext_tta_valid_op",
+            Pred::Tensor2dValid => "tensor2d_valid",
+            Pred::ExtTtaElementCount => "ext_tta_element_count",
+            Pred::EmuAddrModeSupported => "emu_addr_mode_supported",
+            Pred::EmuOpcodeSupported => "emu_opcode_supported",
+            Pred::EmuDtypeSupported => "emu_dtype_supported",
+            Pred::EmuFootprintInBounds => "emu_footprint_in_bounds",
+            Pred::EmuKernelShape => "emu_kernel_shape",
+            Pred::EmuOverlap => "emu_overlap",
+        }
+    }
+}
+
+/// The offending values of a [`Fail::Kernel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// The field's byte.
+    Byte(u8),
+    /// A dtype field's (or nibble's) value.
+    Dtype(Dtype),
+    /// COPY's two dtypes.
+    InOut {
+        /// in_dtype.
+        in_dtype: Dtype,
+        /// out_dtype.
+        out_dtype: Dtype,
+    },
+    /// The op byte and the opcode it was read for.
+    Op {
+        /// The opcode.
+        opcode: Opcode,
+        /// The op.
+        op: AluOp,
+    },
+    /// A tensor-tensor op with its three dtypes.
+    OpDtypes {
+        /// The op.
+        op: AluOp,
+        /// src0's dtype (low nibble).
+        src0: Dtype,
+        /// src1's dtype (high nibble).
+        src1: Dtype,
+        /// out_dtype.
+        out: Dtype,
+    },
+    /// Why a tensor descriptor is not valid.
+    Tensor(TensorFault),
+    /// Start partition + channels > 128.
+    StartPartition {
+        /// The start partition.
+        partition: u32,
+        /// num_active_channels.
+        channels: u8,
+    },
+    /// Two element counts that must be equal.
+    Counts {
+        /// count() of the named field.
+        count: u64,
+        /// The field it is compared with.
+        other: FieldRef,
+        /// That field's count.
+        other_count: u64,
+    },
+    /// An address that is not in SBUF (POOL arm of the tensor-tensor pair).
+    Psum {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// An address with mode bits (EC-5).
+    Addr {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// A record outside POOL (EC-39).
+    Engine {
+        /// The opcode.
+        opcode: Opcode,
+        /// The stream's engine.
+        engine: Engine,
+    },
+    /// A kernel the generation has no row for (EC-58).
+    Arch {
+        /// The opcode.
+        opcode: Opcode,
+        /// The generation.
+        arch: Arch,
+    },
+    /// A walk outside the active bytes (EC-6).
+    Footprint {
+        /// The region.
+        region: Region,
+        /// First byte touched, relative to the partition.
+        lo: i64,
+        /// One past the last byte touched.
+        hi: i64,
+        /// Active bytes per partition.
+        active: u32,
+    },
+    /// Elements per lane of a walk beyond 2^24 (EC-40).
+    Elements(u64),
+    /// A CrossLaneReduce op of the other opcode's class (EC-54).
+    Reduce {
+        /// The opcode.
+        opcode: Opcode,
+        /// The reduce op.
+        op: ReduceOp,
+    },
+    /// All-axis CrossLaneReduce: the dst walk must hold one element.
+    AllAxisDst {
+        /// Elements the dst walk holds.
+        dst: u64,
+    },
+    /// A count that must equal a value derived from another field's count.
+    DerivedCount {
+        /// count() of the named field.
+        count: u64,
+        /// The value it must equal.
+        expected: u64,
+        /// How `expected` is derived (`2 · count(src)`).
+        rule: &'static str,
+    },
+    /// GetSequenceBounds: `dst.num_elem[2]` must be 2.
+    BoundsDim {
+        /// `dst.num_elem[2]`.
+        num: u16,
+    },
+    /// Shared bytes (EC-21, EC-42).
+    Overlap(OverlapFault),
 }
 
 fn dtype_offset(o: Operand) -> u8 {

@@ -8,11 +8,16 @@
 mod control;
 mod fail;
 mod footprint;
+mod kernels;
 mod s4d4;
 
-pub use fail::{EventField, Fail, Operand, OverlapFault, ShapeFault, TensorFault, Unsupported};
+pub use crate::isa::layout::FieldRef;
+pub use fail::{
+    EventField, Fail, Operand, OverlapFault, Pred, ShapeFault, TensorFault, Unsupported, Why,
+};
 
 use super::enums::Engine;
+use super::extended;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::stream::{StreamError, records};
@@ -83,6 +88,20 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     }
     // 5./6./7. per class.
     match class {
+        OpcodeClass::S4d4Tr
+        | OpcodeClass::D4Iota
+        | OpcodeClass::S3s3d3Tt
+        | OpcodeClass::S4d4Cr
+        | OpcodeClass::SeqBounds
+        | OpcodeClass::NonzeroWithCount => kernels::check(r, t),
+        // SPEC §5 step 5 (EC-58): only specs 0 and 2 have a modelled struct.
+        OpcodeClass::Extended if !extended::modelled(extended::spec_of(r)) => {
+            Err(Fail::EmuOpcodeSupported {
+                opcode: h.opcode,
+                why: Unsupported::NotEmulated,
+            })
+        }
+        OpcodeClass::Extended => kernels::check(r, t),
         OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
             opcode: h.opcode,
             why: Unsupported::NotEmulated,
