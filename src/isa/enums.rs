@@ -119,6 +119,26 @@ impl Dtype {
         matches!(self.0, 0x6 | 0x7 | 0xA | 0xB | 0xD..=0xF)
     }
 
+    /// True for the integer dtypes (INT8..UINT32, INT64, UINT64).
+    pub const fn is_int(self) -> bool {
+        self.is_signed_int() || self.is_unsigned_int()
+    }
+
+    /// `is_signed_int`: INT8, INT16, INT32, INT64.
+    pub const fn is_signed_int(self) -> bool {
+        matches!(self.0, 0x2 | 0x4 | 0x8 | 0xC)
+    }
+
+    /// `is_unsigned_int`: UINT8, UINT16, UINT32, UINT64.
+    pub const fn is_unsigned_int(self) -> bool {
+        matches!(self.0, 0x1 | 0x3 | 0x5 | 0x9)
+    }
+
+    /// INT64 or UINT64.
+    pub const fn is_64bit(self) -> bool {
+        matches!(self.0, 0x1 | 0xC)
+    }
+
     /// True for the fp8 dtypes.
     pub const fn is_fp8(self) -> bool {
         matches!(self.0, 0xD..=0xF)
@@ -170,6 +190,201 @@ impl PoolDim {
             2..=5 => Some(self.0 as usize - 1),
             _ => None,
         }
+    }
+}
+
+open_enum! {
+    /// `ALU_OP` (SPEC-KERNELS §4.3, the ISA header's 60 values): the selector of
+    /// the tensor-tensor kernels (and S4D4_TR's `op`). Any other byte is not in
+    /// the enum (`is_valid_enum`). Text names are the header names in lower case.
+    AluOp {
+        /// Base band: pass src0 through.
+        BYPASS = 0x00, "bypass";
+        /// `~a`.
+        BITWISE_NOT = 0x01, "bitwise_not";
+        /// Arithmetic shift left.
+        ARITH_SHIFT_LEFT = 0x02, "arith_shift_left";
+        /// Arithmetic shift right.
+        ARITH_SHIFT_RIGHT = 0x03, "arith_shift_right";
+        /// `a + b`.
+        ADD = 0x04, "add";
+        /// `a - b`.
+        SUBTRACT = 0x05, "subtract";
+        /// `a * b`.
+        MULT = 0x06, "mult";
+        /// `a / b`.
+        DIVIDE = 0x07, "divide";
+        /// Maximum.
+        MAX = 0x08, "max";
+        /// Minimum.
+        MIN = 0x09, "min";
+        /// `a & b`.
+        BITWISE_AND = 0x0A, "bitwise_and";
+        /// `a | b`.
+        BITWISE_OR = 0x0B, "bitwise_or";
+        /// `a ^ b`.
+        BITWISE_XOR = 0x0C, "bitwise_xor";
+        /// Logical and.
+        LOGICAL_AND = 0x0D, "logical_and";
+        /// Logical or.
+        LOGICAL_OR = 0x0E, "logical_or";
+        /// Logical xor.
+        LOGICAL_XOR = 0x0F, "logical_xor";
+        /// Logical shift left.
+        LOGICAL_SHIFT_LEFT = 0x10, "logical_shift_left";
+        /// Logical shift right.
+        LOGICAL_SHIFT_RIGHT = 0x11, "logical_shift_right";
+        /// `a == b`.
+        IS_EQ = 0x12, "is_eq";
+        /// `a > b`.
+        IS_GT = 0x13, "is_gt";
+        /// `a >= b`.
+        IS_GE = 0x14, "is_ge";
+        /// `a <= b`.
+        IS_LE = 0x15, "is_le";
+        /// `a < b`.
+        IS_LT = 0x16, "is_lt";
+        /// `|a - b|`.
+        ABSOLUTE_DIFF = 0x17, "absolute_diff";
+        /// `a != b`.
+        IS_NE = 0x18, "is_ne";
+        /// `|a|`.
+        ABSOLUTE_VALUE = 0x19, "absolute_value";
+        /// `a ** b` (Pool only).
+        POW = 0x1A, "pow";
+        /// `a mod b`.
+        MOD = 0x1B, "mod";
+        /// CRC32 (Pool only).
+        CRC32 = 0x1C, "crc32";
+        /// `1 / sqrt(a)` (Pool only).
+        RSQRT = 0x1D, "rsqrt";
+        /// Integer band: add (signed or unsigned).
+        ADD_INT = 0xC4, "add_int";
+        /// Integer multiply (signed or unsigned).
+        MULT_INT = 0xC5, "mult_int";
+        /// Integer subtract (signed or unsigned).
+        SUBTRACT_INT = 0xC6, "subtract_int";
+        /// Integer divide.
+        DIVIDE_INT = 0xC7, "divide_int";
+        /// Integer modulo.
+        MOD_INT = 0xC8, "mod_int";
+        /// Integer equality.
+        IS_EQUAL_INT = 0xC9, "is_equal_int";
+        /// Integer inequality.
+        IS_NE_INT = 0xCA, "is_ne_int";
+        /// Signed absolute maximum.
+        ABS_MAX_INT = 0xCB, "abs_max_int";
+        /// Signed absolute minimum.
+        ABS_MIN_INT = 0xCC, "abs_min_int";
+        /// Signed absolute difference.
+        ABS_DIFF_INT = 0xCD, "abs_diff_int";
+        /// Signed absolute value.
+        ABS_VALUE_INT = 0xCE, "abs_value_int";
+        /// Signed maximum.
+        MAX_INT = 0xCF, "max_int";
+        /// Signed minimum.
+        MIN_INT = 0xD0, "min_int";
+        /// Signed `a > b`.
+        IS_GT_INT = 0xD1, "is_gt_int";
+        /// Signed `a >= b`.
+        IS_GE_INT = 0xD2, "is_ge_int";
+        /// Signed `a <= b`.
+        IS_LE_INT = 0xD3, "is_le_int";
+        /// Signed `a < b`.
+        IS_LT_INT = 0xD4, "is_lt_int";
+        /// Unsigned maximum.
+        MAX_UINT = 0xD5, "max_uint";
+        /// Unsigned minimum.
+        MIN_UINT = 0xD6, "min_uint";
+        /// Unsigned `a > b`.
+        IS_GT_UINT = 0xD7, "is_gt_uint";
+        /// Unsigned `a >= b`.
+        IS_GE_UINT = 0xD8, "is_ge_uint";
+        /// Unsigned `a <= b`.
+        IS_LE_UINT = 0xD9, "is_le_uint";
+        /// Unsigned `a < b`.
+        IS_LT_UINT = 0xDA, "is_lt_uint";
+        /// Unsigned multiply.
+        MULT_UINT = 0xDB, "mult_uint";
+        /// Unsigned divide.
+        DIVIDE_UINT = 0xDC, "divide_uint";
+        /// Unsigned modulo.
+        MOD_UINT = 0xDD, "mod_uint";
+        /// Signed argmax (writes u32).
+        AMAX_INT = 0xDE, "amax_int";
+        /// Signed argmin (writes u32).
+        AMIN_INT = 0xDF, "amin_int";
+        /// Unsigned argmax (writes u32).
+        AMAX_UINT = 0xE0, "amax_uint";
+        /// Unsigned argmin (writes u32).
+        AMIN_UINT = 0xE1, "amin_uint";
+    }
+}
+
+/// The op classes of the ISA header's predicate bodies (SPEC-KERNELS §4.3).
+impl AluOp {
+    /// `is_bitvec_op`: BYPASS, NOT, the four shifts, AND, OR, XOR, CRC32.
+    pub const fn is_bitvec_op(self) -> bool {
+        self.is_general_bitvec_op() || self.0 == Self::CRC32.0
+    }
+
+    /// `is_general_bitvec_op`: [`AluOp::is_bitvec_op`] minus CRC32 (9 ops).
+    pub const fn is_general_bitvec_op(self) -> bool {
+        matches!(self.0, 0x00..=0x03 | 0x0A..=0x0C | 0x10 | 0x11)
+    }
+
+    /// `is_shift_op`: the four shifts.
+    pub const fn is_shift_op(self) -> bool {
+        matches!(self.0, 0x02 | 0x03 | 0x10 | 0x11)
+    }
+
+    /// `is_arith_op`.
+    pub const fn is_arith_op(self) -> bool {
+        matches!(self.0, 0x00 | 0x04..=0x09 | 0x0D..=0x0F | 0x12..=0x1B | 0x1D | 0xC4..=0xC8)
+    }
+
+    /// `is_general_arith_op`: [`AluOp::is_arith_op`] minus DIVIDE, POW, MOD,
+    /// RSQRT and the int ops.
+    pub const fn is_general_arith_op(self) -> bool {
+        matches!(self.0, 0x00 | 0x04..=0x06 | 0x08 | 0x09 | 0x0D..=0x0F | 0x12..=0x19)
+    }
+
+    /// `is_valid_int_aluop`: 0xC4..=0xDD except ABS_VALUE_INT, plus MOD (26
+    /// ops; the explicit list wins over TT §3.2's prose, C-20).
+    pub const fn is_valid_int_aluop(self) -> bool {
+        matches!(self.0, 0x1B | 0xC4..=0xCD | 0xCF..=0xDD)
+    }
+
+    /// `is_signed_alu_op`: the shared ops and the `_INT` signed-only ops.
+    pub const fn is_signed_alu_op(self) -> bool {
+        matches!(self.0, 0x1B | 0xC4..=0xCD | 0xCF..=0xD4)
+    }
+
+    /// `is_unsigned_alu_op`: the shared ops and the `_UINT` ops.
+    pub const fn is_unsigned_alu_op(self) -> bool {
+        matches!(self.0, 0x1B | 0xC4..=0xCA | 0xD5..=0xDD)
+    }
+}
+
+/// `DTYPE_PAIR` (EC-43): one byte holding src0's dtype in the low nibble and
+/// src1's in the high nibble, each a SPEC §5 DTYPE code.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+pub struct DtypePair(pub u8);
+
+impl DtypePair {
+    /// The pair `(src0, src1)`.
+    pub const fn new(src0: Dtype, src1: Dtype) -> DtypePair {
+        DtypePair((src0.0 & 0xF) | (src1.0 << 4))
+    }
+
+    /// src0's dtype: the low nibble (EC-43).
+    pub const fn src0(self) -> Dtype {
+        Dtype(self.0 & 0xF)
+    }
+
+    /// src1's dtype: the high nibble (EC-43).
+    pub const fn src1(self) -> Dtype {
+        Dtype(self.0 >> 4)
     }
 }
 
@@ -365,5 +580,49 @@ mod tests {
         assert_eq!(UpdateMode::SEM_INC.base(), UpdateMode::SEM_INC);
         assert!(!UpdateMode(6).is_valid());
         assert!(!WaitMode(8).is_valid());
+    }
+}
+
+#[cfg(test)]
+mod alu_tests {
+    use super::*;
+
+    fn count(f: impl Fn(AluOp) -> bool) -> usize {
+        (0..=255u8).map(AluOp).filter(|&o| f(o)).count()
+    }
+
+    #[test]
+    fn alu_op_enum_and_classes_have_the_header_sizes() {
+        assert_eq!(AluOp::NAMES.len(), 60);
+        assert_eq!(count(AluOp::is_named), 60);
+        assert_eq!(count(AluOp::is_general_bitvec_op), 9);
+        assert_eq!(count(AluOp::is_bitvec_op), 10);
+        assert_eq!(count(AluOp::is_shift_op), 4);
+        assert_eq!(count(AluOp::is_valid_int_aluop), 26);
+        assert!(!AluOp::ABS_VALUE_INT.is_valid_int_aluop());
+        assert!(AluOp::MOD.is_valid_int_aluop());
+        assert!(!AluOp::AMAX_INT.is_valid_int_aluop());
+        // is_arith_op: 21 base-band entries + 5 int ops; general: minus DIVIDE,
+        // POW, MOD, RSQRT and the int ops.
+        assert_eq!(count(AluOp::is_arith_op), 26);
+        assert_eq!(count(AluOp::is_general_arith_op), 17);
+        assert!(AluOp::MULT_INT.is_signed_alu_op() && AluOp::MULT_INT.is_unsigned_alu_op());
+        assert!(AluOp::MAX_INT.is_signed_alu_op() && !AluOp::MAX_INT.is_unsigned_alu_op());
+        assert!(!AluOp::MULT_UINT.is_signed_alu_op() && AluOp::MULT_UINT.is_unsigned_alu_op());
+        for o in (0..=255u8).map(AluOp) {
+            // Every class is inside the enum.
+            if o.is_arith_op() || o.is_bitvec_op() || o.is_valid_int_aluop() {
+                assert!(o.is_named(), "{o}");
+            }
+        }
+        assert_eq!(AluOp(0xC4).to_string(), "add_int");
+        assert_eq!(AluOp(0x1E).to_string(), "0x1E");
+    }
+
+    #[test]
+    fn dtype_pair_nibbles() {
+        let p = DtypePair::new(Dtype::INT32, Dtype::UINT32);
+        assert_eq!(p.0, 0x98);
+        assert_eq!((p.src0(), p.src1()), (Dtype::INT32, Dtype::UINT32));
     }
 }

@@ -5,21 +5,28 @@
 //! prints and parses the assembly form.
 
 pub mod control;
+pub mod d4_iota;
 pub mod enums;
+pub mod layout;
 pub mod opcode;
 pub mod record;
+pub mod s3s3d3_tt;
 pub mod s4d4_pl;
+pub mod s4d4_tr;
 pub mod samples;
 pub mod stream;
 pub mod tensor;
 pub mod text;
 pub mod validate;
 
-pub use enums::{Dtype, Engine, PoolDim, PoolFunc, UpdateMode, WaitMode};
+pub use d4_iota::D4Iota;
+pub use enums::{AluOp, Dtype, DtypePair, Engine, PoolDim, PoolFunc, UpdateMode, WaitMode};
 pub use opcode::{Opcode, OpcodeClass};
 pub use record::{Events, Header, Record};
+pub use s3s3d3_tt::S3s3d3Tt;
 pub use s4d4_pl::S4d4Pl;
-pub use tensor::{Addr4, Location, Region, Tensor4d};
+pub use s4d4_tr::S4d4Tr;
+pub use tensor::{Addr4, Data4d, Location, Region, Tensor3d, Tensor4d};
 
 /// A record decoded by its opcode: the one type the disassembler, validator
 /// and executors consume.
@@ -27,6 +34,12 @@ pub use tensor::{Addr4, Location, Region, Tensor4d};
 pub enum Inst {
     /// Pool (0x45) or MaxPoolSelect (0x58).
     S4d4Pl(S4d4Pl),
+    /// Copy (0x46) or Cast (0x47).
+    S4d4Tr(S4d4Tr),
+    /// Iota (0x7E).
+    D4Iota(D4Iota),
+    /// Tensor-tensor arith (0x41) or bitvec (0x51).
+    S3s3d3Tt(S3s3d3Tt),
     /// Any other record, kept as bytes.
     Other(Record),
 }
@@ -36,6 +49,9 @@ impl Inst {
     pub fn decode(r: &Record) -> Inst {
         match r.opcode().class() {
             OpcodeClass::S4d4Pl => Inst::S4d4Pl(S4d4Pl::decode(r)),
+            OpcodeClass::S4d4Tr => Inst::S4d4Tr(S4d4Tr::decode(r)),
+            OpcodeClass::D4Iota => Inst::D4Iota(D4Iota::decode(r)),
+            OpcodeClass::S3s3d3Tt => Inst::S3s3d3Tt(S3s3d3Tt::decode(r)),
             _ => Inst::Other(*r),
         }
     }
@@ -44,6 +60,9 @@ impl Inst {
     pub fn encode(&self) -> Record {
         match self {
             Inst::S4d4Pl(p) => p.encode(),
+            Inst::S4d4Tr(p) => p.encode(),
+            Inst::D4Iota(p) => p.encode(),
+            Inst::S3s3d3Tt(p) => p.encode(),
             Inst::Other(r) => *r,
         }
     }

@@ -9,6 +9,13 @@ use std::fmt;
 pub enum OpcodeClass {
     /// Pool (0x45) or MaxPoolSelect (0x58): the S4D4_PL operand; validated and executed on POOL.
     S4d4Pl,
+    /// COPY (0x46) and CAST (0x47): the S4D4_TR operand (SPEC-KERNELS §3).
+    S4d4Tr,
+    /// IOTA (0x7E): the D4_IOTA operand (SPEC-KERNELS §2).
+    D4Iota,
+    /// TENSOR_TENSOR_ARITH (0x41) and TENSOR_TENSOR_BITVEC (0x51): the
+    /// S3S3D3_TT operand (SPEC-KERNELS §4).
+    S3s3d3Tt,
     /// Another row of the POOL kernel table (SPEC §7): known by name, not emulated.
     PoolNotEmulated,
     /// EVENT_SEMAPHORE, DRAIN, MOV32, CTRL_AL, COMPARE_BRANCH: control records, any engine.
@@ -43,23 +50,24 @@ opcodes! {
     /// Argmax pooling (seed 000 §7).
     MAX_POOL_SELECT = 0x58, "MAX_POOL_SELECT", S4d4Pl;
     /// Kernel-table row 0.
-    IOTA = 0x7E, "IOTA", PoolNotEmulated;
+    IOTA = 0x7E, "IOTA", D4Iota;
     /// Kernel-table row 1.
     CROSS_LANE_REDUCE_ARITH = 0x7C, "CROSS_LANE_REDUCE_ARITH", PoolNotEmulated;
     /// Kernel-table row 2.
     CROSS_LANE_REDUCE_BITVEC = 0x7D, "CROSS_LANE_REDUCE_BITVEC", PoolNotEmulated;
-    /// Kernel-table row 4 (seed 001's decode_tensor_tensor_arith).
-    TENSOR_TENSOR_ARITH = 0x51, "TENSOR_TENSOR_ARITH", PoolNotEmulated;
-    /// Kernel-table row 5 (lead; the lead swaps 0x41 and 0x51).
-    TENSOR_TENSOR_BITVEC = 0x41, "TENSOR_TENSOR_BITVEC", PoolNotEmulated;
+    /// Kernel-table row 5. EC-38: the ISA header's numbering (0x41 arith);
+    /// seed 001's decode_tensor_tensor_arith serves 0x41 and 0x51.
+    TENSOR_TENSOR_ARITH = 0x41, "TENSOR_TENSOR_ARITH", S3s3d3Tt;
+    /// Kernel-table row 4 (EC-38: 0x51 bitvec).
+    TENSOR_TENSOR_BITVEC = 0x51, "TENSOR_TENSOR_BITVEC", S3s3d3Tt;
     /// Kernel-table rows 6..=10, sub-dispatched by the spec byte (EC-15).
     EXTENDED_INST = 0xF0, "EXTENDED_INST", PoolNotEmulated;
     /// Kernel-table row 11.
     TENSOR_REDUCE_BITVEC = 0x52, "TENSOR_REDUCE_BITVEC", PoolNotEmulated;
     /// Kernel-table row 12.
-    COPY = 0x46, "COPY", PoolNotEmulated;
+    COPY = 0x46, "COPY", S4d4Tr;
     /// Kernel-table row 13.
-    CAST = 0x47, "CAST", PoolNotEmulated;
+    CAST = 0x47, "CAST", S4d4Tr;
     /// Kernel-table row 14.
     GET_SEQUENCE_BOUNDS = 0xBE, "GET_SEQUENCE_BOUNDS", PoolNotEmulated;
     /// Kernel-table row 15.
@@ -143,13 +151,20 @@ impl Opcode {
         matches!(self.class(), OpcodeClass::Pseudo)
     }
 
-    /// EC-25: may a record with this opcode sit in `engine`'s stream?
-    /// POOL-table opcodes and the S4D4_PL pair run on POOL only; control and DMA
-    /// records on every engine; pseudo and unknown opcodes nowhere.
+    /// EC-25 as amended by EC-39: may a record with this opcode sit in
+    /// `engine`'s stream? COPY and CAST on POOL, ACT and DVE; the tensor-tensor
+    /// pair on POOL and DVE; every other POOL-table opcode and the S4D4_PL pair
+    /// on POOL only; control and DMA records on every engine; pseudo and
+    /// unknown opcodes nowhere.
     #[inline]
     pub const fn legal_on(self, engine: Engine) -> bool {
         match self.class() {
-            OpcodeClass::S4d4Pl | OpcodeClass::PoolNotEmulated => matches!(engine, Engine::Pool),
+            // EC-39
+            OpcodeClass::S4d4Tr => matches!(engine, Engine::Pool | Engine::Act | Engine::Dve),
+            OpcodeClass::S3s3d3Tt => matches!(engine, Engine::Pool | Engine::Dve),
+            OpcodeClass::S4d4Pl | OpcodeClass::D4Iota | OpcodeClass::PoolNotEmulated => {
+                matches!(engine, Engine::Pool)
+            }
             OpcodeClass::Control | OpcodeClass::Dma => true,
             OpcodeClass::Pseudo | OpcodeClass::Unknown => false,
         }
@@ -200,6 +215,14 @@ mod tests {
         assert!(Opcode::POOL.legal_on(Engine::Pool));
         assert!(!Opcode::POOL.legal_on(Engine::Act));
         assert!(Opcode::DMA_MEMCPY.legal_on(Engine::Sp));
+        // EC-38 names, EC-39 engines.
+        assert_eq!(Opcode(0x41).name(), Some("TENSOR_TENSOR_ARITH"));
+        assert_eq!(Opcode(0x51).name(), Some("TENSOR_TENSOR_BITVEC"));
+        assert!(Opcode::COPY.legal_on(Engine::Act) && Opcode::CAST.legal_on(Engine::Dve));
+        assert!(!Opcode::COPY.legal_on(Engine::Pe) && !Opcode::CAST.legal_on(Engine::Sp));
+        assert!(Opcode(0x41).legal_on(Engine::Dve) && !Opcode(0x51).legal_on(Engine::Act));
+        assert!(!Opcode::IOTA.legal_on(Engine::Dve));
+        assert!(!Opcode::TENSOR_REDUCE_BITVEC.legal_on(Engine::Dve));
     }
 
     #[test]

@@ -232,6 +232,120 @@ impl Tensor4d {
     }
 }
 
+/// `TENSOR3D` (16 bytes, SPEC-KERNELS §0.3): ADDR4 @0, `i16 step_elem[3]` @4,
+/// `u16 num_elem[3]` @10. dim0 innermost, walked like a [`Tensor4d`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Tensor3d {
+    /// Start address.
+    pub addr: Addr4,
+    /// Per-dim step in elements.
+    pub step: [i16; 3],
+    /// Per-dim element count.
+    pub num: [u16; 3],
+}
+
+/// Bytes in an encoded TENSOR3D.
+pub const TENSOR3D_BYTES: usize = 16;
+
+impl Tensor3d {
+    /// A tensor at `addr` with `(num, step)` per dim.
+    pub const fn new(addr: Addr4, dims: [(u16, i16); 3]) -> Tensor3d {
+        Tensor3d {
+            addr,
+            step: [dims[0].1, dims[1].1, dims[2].1],
+            num: [dims[0].0, dims[1].0, dims[2].0],
+        }
+    }
+
+    /// Decodes 16 bytes.
+    pub fn from_bytes(b: &[u8; TENSOR3D_BYTES]) -> Tensor3d {
+        let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+        Tensor3d {
+            addr: Addr4(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            step: [u16_at(4), u16_at(6), u16_at(8)].map(|v| v as i16),
+            num: [u16_at(10), u16_at(12), u16_at(14)],
+        }
+    }
+
+    /// Encodes to 16 bytes.
+    pub fn to_bytes(&self) -> [u8; TENSOR3D_BYTES] {
+        let mut b = [0u8; TENSOR3D_BYTES];
+        b[0..4].copy_from_slice(&self.addr.0.to_le_bytes());
+        for i in 0..3 {
+            b[4 + 2 * i..6 + 2 * i].copy_from_slice(&self.step[i].to_le_bytes());
+            b[10 + 2 * i..12 + 2 * i].copy_from_slice(&self.num[i].to_le_bytes());
+        }
+        b
+    }
+
+    /// The same walk as a TENSOR4D whose dim3 has num 1 (its step never applies).
+    pub const fn to_4d(&self) -> Tensor4d {
+        Tensor4d {
+            addr: self.addr,
+            step: [self.step[0], self.step[1], self.step[2], 0],
+            num: [self.num[0], self.num[1], self.num[2], 1],
+        }
+    }
+
+    /// `count(T)`: the product of the three nums, exact (SPEC-KERNELS §0.3).
+    pub fn elements(&self) -> u64 {
+        self.num.iter().map(|&n| n as u64).product()
+    }
+}
+
+/// `DATA4D` (20 bytes, Iota only, SPEC-KERNELS §0.3): `i32 base` @0,
+/// `i16 step_elem[4]` @4, `u16 num_elem[4]` @12. The generator pattern; it has
+/// no address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Data4d {
+    /// The ramp start.
+    pub base: i32,
+    /// Per-dim increment (signed).
+    pub step: [i16; 4],
+    /// Per-dim count.
+    pub num: [u16; 4],
+}
+
+/// Bytes in an encoded DATA4D.
+pub const DATA4D_BYTES: usize = 20;
+
+impl Data4d {
+    /// A pattern from `base` with `(num, step)` per dim.
+    pub const fn new(base: i32, dims: [(u16, i16); 4]) -> Data4d {
+        Data4d {
+            base,
+            step: [dims[0].1, dims[1].1, dims[2].1, dims[3].1],
+            num: [dims[0].0, dims[1].0, dims[2].0, dims[3].0],
+        }
+    }
+
+    /// Decodes 20 bytes: the same byte layout as a TENSOR4D with the base in
+    /// place of the address.
+    pub fn from_bytes(b: &[u8; DATA4D_BYTES]) -> Data4d {
+        let t = Tensor4d::from_bytes(b);
+        Data4d {
+            base: t.addr.0 as i32,
+            step: t.step,
+            num: t.num,
+        }
+    }
+
+    /// Encodes to 20 bytes.
+    pub fn to_bytes(&self) -> [u8; DATA4D_BYTES] {
+        Tensor4d {
+            addr: Addr4(self.base as u32),
+            step: self.step,
+            num: self.num,
+        }
+        .to_bytes()
+    }
+
+    /// `count(DATA4D)`: the product of the four nums, exact.
+    pub fn elements(&self) -> u64 {
+        self.num.iter().map(|&n| n as u64).product()
+    }
+}
+
 /// A TENSOR4D read in place from its 20 encoded bytes: each accessor decodes
 /// its field when called. The validator's hot path uses it so that a
 /// descriptor is never copied out of its record, and each field costs one

@@ -83,7 +83,10 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     }
     // 5./6./7. per class.
     match class {
-        OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
+        OpcodeClass::PoolNotEmulated
+        | OpcodeClass::S4d4Tr
+        | OpcodeClass::D4Iota
+        | OpcodeClass::S3s3d3Tt => Err(Fail::EmuOpcodeSupported {
             opcode: h.opcode,
             why: Unsupported::NotEmulated,
         }),

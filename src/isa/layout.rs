@@ -1,0 +1,430 @@
+//! Operand layouts written once.
+//!
+//! Each kernel struct of SPEC-KERNELS (S4D4_TR, D4_IOTA, S3S3D3_TT) is declared
+//! by one [`operand_layout!`](crate::isa::layout) invocation: a table of
+//! `(field, type, offset, text key)` rows. From that one table come
+//!
+//! - the typed struct and its `decode` / `encode` (every byte of the 64 has a
+//!   field, so `decode(r).encode() == r`),
+//! - an `off` module of byte offsets, read by the validator for its messages,
+//! - the const [`FieldDef`] table, read by the text form (keys, kinds) and by
+//!   validation messages (names and offsets),
+//! - compile-time asserts that the fields tile bytes 12..64 with no gap and no
+//!   overlap, each as wide as its type.
+
+use super::enums::{AluOp, Dtype, DtypePair, PoolDim};
+use super::tensor::{
+    Addr4, DATA4D_BYTES, Data4d, TENSOR3D_BYTES, TENSOR4D_BYTES, Tensor3d, Tensor4d,
+};
+use crate::limits::RECORD_BYTES;
+
+/// How a field's bytes are read, printed and parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A plain byte, printed in decimal.
+    U8,
+    /// A little-endian i32, printed in signed decimal.
+    I32,
+    /// A [`Dtype`] byte.
+    Dtype,
+    /// A [`DtypePair`] byte (EC-43).
+    DtypePair,
+    /// An [`AluOp`] byte.
+    AluOp,
+    /// A TENSOR_SUBDIM byte ([`PoolDim`]).
+    SubDim,
+    /// A [`Tensor4d`].
+    Tensor4d,
+    /// A [`Tensor3d`].
+    Tensor3d,
+    /// A [`Data4d`].
+    Data4d,
+    /// Bytes the layout reserves (must be zero).
+    Bytes,
+}
+
+/// What the text form does with a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A required `key=value`.
+    Required(&'static str),
+    /// A `key=value` printed only when non-zero; absent means zero.
+    Optional(&'static str),
+    /// Reserved: must be zero for the field form (else the record prints raw).
+    Reserved,
+}
+
+impl Role {
+    /// The text key, if the field has one.
+    pub const fn key(self) -> Option<&'static str> {
+        match self {
+            Role::Required(k) | Role::Optional(k) => Some(k),
+            Role::Reserved => None,
+        }
+    }
+}
+
+/// One row of an operand layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldDef {
+    /// The header's field name (`in_dtype`, `num_active_channels`, …).
+    pub name: &'static str,
+    /// Record byte offset.
+    pub offset: usize,
+    /// Width in bytes.
+    pub width: usize,
+    /// How the bytes are read.
+    pub kind: Kind,
+    /// The text key, or reserved.
+    pub role: Role,
+}
+
+impl FieldDef {
+    /// The name and offset, for validation messages.
+    pub const fn at(&self) -> FieldRef {
+        FieldRef {
+            name: self.name,
+            offset: self.offset as u8,
+        }
+    }
+}
+
+/// A field of a record named in a validation message: its name and byte offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldRef {
+    /// The field's name.
+    pub name: &'static str,
+    /// Record byte offset.
+    pub offset: u8,
+}
+
+/// The field at `offset` of a table (const: a missing offset fails the build).
+pub const fn field_at(fields: &[FieldDef], offset: usize) -> FieldRef {
+    let mut i = 0;
+    while i < fields.len() {
+        if fields[i].offset == offset {
+            return fields[i].at();
+        }
+        i += 1;
+    }
+    panic!("no field at this offset");
+}
+
+/// Asserts (at compile time, from a `const _` item) that `fields` tile bytes
+/// 12..64 in order, each as wide as its type, and that keys are unique.
+pub const fn assert_tiles(fields: &[FieldDef]) {
+    let mut at = 12;
+    let mut i = 0;
+    while i < fields.len() {
+        assert!(fields[i].offset == at, "fields must tile 12..64 in order");
+        at += fields[i].width;
+        i += 1;
+    }
+    assert!(at == RECORD_BYTES, "fields must end at byte 64");
+}
+
+/// A field type: its width and kind, and how it reads and writes its bytes.
+pub trait Codec: Copy {
+    /// Width in bytes.
+    const WIDTH: usize;
+    /// How the text form treats it.
+    const KIND: Kind;
+    /// Reads the field from exactly [`Codec::WIDTH`] bytes.
+    fn get(b: &[u8]) -> Self;
+    /// Writes the field into exactly [`Codec::WIDTH`] bytes.
+    fn put(&self, b: &mut [u8]);
+}
+
+impl Codec for u8 {
+    const WIDTH: usize = 1;
+    const KIND: Kind = Kind::U8;
+    fn get(b: &[u8]) -> Self {
+        b[0]
+    }
+    fn put(&self, b: &mut [u8]) {
+        b[0] = *self;
+    }
+}
+
+impl Codec for i32 {
+    const WIDTH: usize = 4;
+    const KIND: Kind = Kind::I32;
+    fn get(b: &[u8]) -> Self {
+        i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_le_bytes());
+    }
+}
+
+macro_rules! byte_codec {
+    ($($ty:ident => $kind:ident;)*) => {$(
+        impl Codec for $ty {
+            const WIDTH: usize = 1;
+            const KIND: Kind = Kind::$kind;
+            fn get(b: &[u8]) -> Self {
+                $ty(b[0])
+            }
+            fn put(&self, b: &mut [u8]) {
+                b[0] = self.0;
+            }
+        }
+    )*};
+}
+
+byte_codec! {
+    Dtype => Dtype;
+    DtypePair => DtypePair;
+    AluOp => AluOp;
+    PoolDim => SubDim;
+}
+
+impl<const N: usize> Codec for [u8; N] {
+    const WIDTH: usize = N;
+    const KIND: Kind = Kind::Bytes;
+    fn get(b: &[u8]) -> Self {
+        b.try_into().expect("N bytes")
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(self);
+    }
+}
+
+impl Codec for Tensor4d {
+    const WIDTH: usize = TENSOR4D_BYTES;
+    const KIND: Kind = Kind::Tensor4d;
+    fn get(b: &[u8]) -> Self {
+        Tensor4d::from_bytes(b.try_into().expect("20 bytes"))
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_bytes());
+    }
+}
+
+impl Codec for Tensor3d {
+    const WIDTH: usize = TENSOR3D_BYTES;
+    const KIND: Kind = Kind::Tensor3d;
+    fn get(b: &[u8]) -> Self {
+        Tensor3d::from_bytes(b.try_into().expect("16 bytes"))
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_bytes());
+    }
+}
+
+impl Codec for Data4d {
+    const WIDTH: usize = DATA4D_BYTES;
+    const KIND: Kind = Kind::Data4d;
+    fn get(b: &[u8]) -> Self {
+        Data4d::from_bytes(b.try_into().expect("20 bytes"))
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_bytes());
+    }
+}
+
+/// The address of a tensor field's bytes (TENSOR4D and TENSOR3D both start
+/// with their ADDR4).
+pub fn tensor_addr(b: &[u8]) -> Addr4 {
+    Addr4(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Declares an operand struct from its one field table (see the module docs).
+///
+/// ```text
+/// operand_layout! {
+///     /// docs
+///     S4d4Tr = "S4D4_TR", mod off {
+///         /// field docs
+///         src: Tensor4d = SRC @ 12, Role::Required("src");
+///         ...
+///     }
+/// }
+/// ```
+macro_rules! operand_layout {
+    (
+        $(#[$doc:meta])*
+        $name:ident = $cname:literal, mod $off:ident {
+            $(
+                $(#[$fdoc:meta])*
+                $field:ident : $ty:ty = $konst:ident @ $at:literal, $role:expr;
+            )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct $name {
+            /// Bytes 0..4.
+            pub header: $crate::isa::record::Header,
+            /// Bytes 4..12.
+            pub events: $crate::isa::record::Events,
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
+
+        /// Byte offsets of the fields (from the one layout table).
+        pub mod $off {
+            $(
+                #[doc = concat!("`", stringify!($field), "`.")]
+                pub const $konst: usize = $at;
+            )*
+        }
+
+        impl $name {
+            /// The header's struct name.
+            pub const NAME: &'static str = $cname;
+
+            /// The layout table: every field after the events band, in offset order.
+            pub const FIELDS: &'static [$crate::isa::layout::FieldDef] = &[$(
+                $crate::isa::layout::FieldDef {
+                    name: stringify!($field),
+                    offset: $at,
+                    width: <$ty as $crate::isa::layout::Codec>::WIDTH,
+                    kind: <$ty as $crate::isa::layout::Codec>::KIND,
+                    role: $role,
+                },
+            )*];
+
+            /// Decodes any 64 bytes (never fails).
+            pub fn decode(r: &$crate::isa::record::Record) -> $name {
+                use $crate::isa::layout::Codec;
+                $name {
+                    header: r.header(),
+                    events: r.events(),
+                    $($field: <$ty>::get(&r.0[$at..$at + <$ty as Codec>::WIDTH]),)*
+                }
+            }
+
+            /// Encodes the 64 bytes.
+            pub fn encode(&self) -> $crate::isa::record::Record {
+                use $crate::isa::layout::Codec;
+                let mut r = $crate::isa::record::Record::default();
+                let h = self.header;
+                r.0[..4].copy_from_slice(&[h.opcode.0, h.inst_word_len, h.debug_cmd, h.debug_hint]);
+                r.set_events(self.events);
+                $(self.$field.put(&mut r.0[$at..$at + <$ty as Codec>::WIDTH]);)*
+                r
+            }
+
+            /// The name and offset of the field at `offset`, for messages.
+            pub const fn field(offset: usize) -> $crate::isa::layout::FieldRef {
+                $crate::isa::layout::field_at(Self::FIELDS, offset)
+            }
+        }
+
+        // The fields tile bytes 12..64 exactly, each as wide as its type.
+        const _: () = $crate::isa::layout::assert_tiles($name::FIELDS);
+    };
+}
+
+pub(crate) use operand_layout;
+
+/// A fresh header with `opcode` and `inst_word_len` 16.
+pub(crate) const fn header(opcode: super::opcode::Opcode) -> super::record::Header {
+    super::record::Header {
+        opcode,
+        inst_word_len: crate::limits::INST_WORD_LEN,
+        debug_cmd: 0,
+        debug_hint: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::record::Record;
+    use crate::isa::{D4Iota, S3s3d3Tt, S4d4Tr};
+
+    /// The spec tables' offsets and widths (SPEC-KERNELS §2.1, §3.1, §4.2),
+    /// written out independently of the layout macros.
+    #[test]
+    fn tables_match_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
+            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S4d4Tr::FIELDS),
+            [
+                ("src", 12, 20),
+                ("in_dtype", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("negated", 35, 1),
+                ("op", 36, 1),
+                ("op_dim", 37, 1),
+                ("mask_enable", 38, 1),
+                ("reserved1", 39, 5),
+                ("dst", 44, 20),
+            ]
+        );
+        assert_eq!(
+            rows(D4Iota::FIELDS),
+            [
+                ("data", 12, 20),
+                ("reserved0", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("reserved1", 35, 1),
+                ("channel_multiplier", 36, 4),
+                ("reserved2", 40, 4),
+                ("dst", 44, 20),
+            ]
+        );
+        assert_eq!(
+            rows(S3s3d3Tt::FIELDS),
+            [
+                ("in_dtypes", 12, 1),
+                ("out_dtype", 13, 1),
+                ("op", 14, 1),
+                ("num_active_channels", 15, 1),
+                ("src0", 16, 16),
+                ("src1", 32, 16),
+                ("dst", 48, 16),
+            ]
+        );
+    }
+
+    #[test]
+    fn decode_encode_is_the_identity_and_fields_sit_at_their_bytes() {
+        let mut rng = fastrand::Rng::with_seed(0x1A70_0001);
+        for _ in 0..2000 {
+            let mut r = Record::default();
+            rng.fill(&mut r.0);
+            assert_eq!(S4d4Tr::decode(&r).encode(), r);
+            assert_eq!(D4Iota::decode(&r).encode(), r);
+            assert_eq!(S3s3d3Tt::decode(&r).encode(), r);
+        }
+        let mut r = Record::default();
+        for (i, b) in r.0.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let t = S4d4Tr::decode(&r);
+        assert_eq!(
+            (t.in_dtype.0, t.out_dtype.0, t.num_active_channels),
+            (32, 33, 34)
+        );
+        assert_eq!(
+            (t.negated, t.op.0, t.op_dim.0, t.mask_enable),
+            (35, 36, 37, 38)
+        );
+        assert_eq!(t.reserved1, [39, 40, 41, 42, 43]);
+        assert_eq!(t.src.addr.0, u32::from_le_bytes([12, 13, 14, 15]));
+        assert_eq!(t.dst.num[3], u16::from_le_bytes([62, 63]));
+        let i = D4Iota::decode(&r);
+        assert_eq!(i.data.base, i32::from_le_bytes([12, 13, 14, 15]));
+        assert_eq!(i.data.step[0], i16::from_le_bytes([16, 17]));
+        assert_eq!(i.data.num[3], u16::from_le_bytes([30, 31]));
+        assert_eq!(i.channel_multiplier, i32::from_le_bytes([36, 37, 38, 39]));
+        let tt = S3s3d3Tt::decode(&r);
+        assert_eq!((tt.in_dtypes.src0().0, tt.in_dtypes.src1().0), (12, 0));
+        assert_eq!(
+            (tt.out_dtype.0, tt.op.0, tt.num_active_channels),
+            (13, 14, 15)
+        );
+        assert_eq!(tt.src0.addr.0, u32::from_le_bytes([16, 17, 18, 19]));
+        assert_eq!(tt.src0.step[2], i16::from_le_bytes([24, 25]));
+        assert_eq!(tt.src0.num[0], u16::from_le_bytes([26, 27]));
+        assert_eq!(tt.src1.addr.0, u32::from_le_bytes([32, 33, 34, 35]));
+        assert_eq!(tt.dst.num[2], u16::from_le_bytes([62, 63]));
+        assert_eq!(S3s3d3Tt::field(48).name, "dst");
+    }
+}
