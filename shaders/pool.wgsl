@@ -131,45 +131,6 @@ fn finish(p: Params, acc: u32) -> u32 {
     return acc;
 }
 
-// flush(a × b) with the product rounded to nearest even (EC-12, EC-19), in
-// integer arithmetic: a GPU that flushes subnormals may decide "subnormal"
-// before rounding and return 0 where IEEE rounds up to 2^-126. `a` is zero,
-// normal, inf or NaN (flushed); `b` is normal (EC-9: pool_scale). NaN
-// results are canonical (every store makes them so anyway).
-fn mul_f32_bits(a: u32, b: u32) -> u32 {
-    let sign = (a ^ b) & SIGN;
-    let ea = (a >> 23u) & 0xFFu;
-    let eb = (b >> 23u) & 0xFFu;
-    // The 46- to 48-bit product of the significands, hi:lo, from 16-bit limbs.
-    let ma = (a & 0x7FFFFFu) | 0x800000u;
-    let mb = (b & 0x7FFFFFu) | 0x800000u;
-    let ll = (ma & 0xFFFFu) * (mb & 0xFFFFu);
-    let mid = (ma & 0xFFFFu) * (mb >> 16u) + (ma >> 16u) * (mb & 0xFFFFu); // < 2^25
-    let lo = ll + (mid << 16u);
-    let hi = (ma >> 16u) * (mb >> 16u) + (mid >> 16u) + select(0u, 1u, lo < ll);
-    // Keep 24 bits below the leading one (bit 47 or 46), round to nearest even.
-    let top47 = hi >= 0x8000u;
-    let s = select(23u, 24u, top47);
-    let m = (hi << (32u - s)) | (lo >> s);
-    let rest = lo & ((1u << s) - 1u);
-    let half = 1u << (s - 1u);
-    let up = rest > half || (rest == half && (m & 1u) == 1u);
-    let e = i32(ea + eb) - 127 + select(0, 1, top47); // biased exponent of m's leading one
-    // A carry out of the significand moves into the exponent, up to inf.
-    var r = sign | ((u32(max(e, 1)) << 23u) + (m - 0x800000u) + select(0u, 1u, up));
-    // Below 2^-126 before rounding, IEEE rounds up to 2^-126 only from
-    // [2^-126 - 2^-150, 2^-126), where all 24 kept bits are ones; any other
-    // result is subnormal and flushes (EC-19).
-    r = select(r, sign | select(0u, 0x800000u, e == 0 && m == 0xFFFFFFu), e <= 0);
-    r = select(r, sign | 0x7F800000u, e >= 255);
-    // Zeros, infinities and NaN (branch-free: SIMD drivers run every branch).
-    let zero = ea == 0u || eb == 0u;
-    let inf = ea == 0xFFu || eb == 0xFFu;
-    r = select(r, sign, zero);
-    r = select(r, sign | 0x7F800000u, inf);
-    return select(r, F32_CANONICAL_NAN, is_nan(a) || is_nan(b) || (inf && zero)); // inf × 0 is NaN
-}
-
 // Folds element `v` (f32 bits) at window position `e`. AVG: the running
 // sum, flushed (EC-12, EC-19). MAX and MaxPoolSelect: strictly greater wins,
 // so the first maximum stays and NaN never wins (EC-11).
