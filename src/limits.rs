@@ -51,6 +51,10 @@ pub const LANES_PER_POOL_CORE: u32 = 16;
 /// EC-10: the most input elements one lane of one Pool record may fold (`period · num`).
 pub const MAX_POOL_ELEMENTS_PER_LANE: u64 = 1 << 24;
 
+/// EC-40 (`emu_kernel_shape`): the most elements per lane of any one walk of
+/// a SPEC-KERNELS kernel record (DATA4D included).
+pub const MAX_KERNEL_ELEMENTS_PER_LANE: u64 = 1 << 24;
+
 /// EC-30: a block closes when the next record would make it exceed this many bytes
 /// (seed 004: `ib_insert_common_postamble` asserts offset <= 0x10000).
 pub const BLOCK_MAX_BYTES: usize = 0x10000;

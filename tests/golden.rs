@@ -163,7 +163,7 @@ fn corpus() -> Vec<(&'static str, Record)> {
             r
         }),
         // Records printed raw, and opcodes the emulator does not run.
-        ("IOTA: known, not emulated", bare(0x7E)),
+        ("IOTA with all-zero operands: out_dtype INVALID", bare(0x7E)),
         (
             "IOTA with an operand byte: printed raw",
             with_bytes(bare(0x7E), &[(12, 1), (63, 0xFF)]),

@@ -306,11 +306,14 @@ fn invalid_programs_are_exit_3_naming_the_engine() {
     let (code, _, err) = f.run(&text, &[]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("act stream, IOTA at byte offset 128: Found invalid instruction! opcode=126, offset=128: instruction_engine_check"), "{err}");
-    f.stream("pool.bin", &[header(tpb_emu::isa::Opcode::IOTA)]);
+    f.stream(
+        "pool.bin",
+        &[header(tpb_emu::isa::Opcode::TENSOR_REDUCE_BITVEC)],
+    );
     let text = GOOD.replace("[streams]", "[streams]\npool = \"pool.bin\"");
     let (code, _, err) = f.run(&text, &[]);
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("pool stream, IOTA at byte offset 0: Found invalid instruction! opcode=126, offset=0: emu_opcode_supported (IOTA is known but not emulated)"), "{err}");
+    assert!(err.contains("pool stream, TENSOR_REDUCE_BITVEC at byte offset 0: Found invalid instruction! opcode=82, offset=0: emu_opcode_supported (TENSOR_REDUCE_BITVEC is known but not emulated)"), "{err}");
 }
 
 #[test]

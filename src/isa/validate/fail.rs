@@ -1,9 +1,11 @@
 //! The reasons a record fails validation: one variant per SPEC §5 predicate,
 //! carrying the offending values.
 
-use crate::isa::enums::{Dtype, Engine, PoolDim, PoolFunc};
+use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim, PoolFunc};
+use crate::isa::layout::FieldRef;
 use crate::isa::opcode::Opcode;
 use crate::isa::tensor::Region;
+use crate::limits::Arch;
 use std::fmt;
 
 /// Which tensor (or dtype) of an S4D4_PL or DMA record a reason is about.
@@ -169,6 +171,14 @@ pub enum OverlapFault {
         /// A shared byte offset within the partition.
         offset: u32,
     },
+    /// EC-42: a source and dst share a byte that is not the same element at
+    /// the same lane and walk position.
+    NotInPlace {
+        /// The region.
+        region: Region,
+        /// A shared byte offset within the partition.
+        offset: u32,
+    },
 }
 
 /// The first failing predicate of a record, with the offending values (SPEC §5).
@@ -326,6 +336,16 @@ pub enum Fail {
         /// Why.
         why: OverlapFault,
     },
+    /// A predicate of a kernel struct of SPEC-KERNELS §13 (IOTA, COPY, CAST,
+    /// the tensor-tensor pair) failed on one field.
+    Kernel {
+        /// The predicate.
+        pred: Pred,
+        /// The field it rejects: its name and record byte offset.
+        field: FieldRef,
+        /// The offending values.
+        why: Why,
+    },
 }
 
 impl Fail {
@@ -355,6 +375,15 @@ impl Fail {
             Fail::EmuFootprintInBounds { .. } => "emu_footprint_in_bounds",
             Fail::EmuPoolShape { .. } => "emu_pool_shape",
             Fail::EmuOverlap { .. } => "emu_overlap",
+            Fail::Kernel { pred, .. } => pred.name(),
+        }
+    }
+
+    /// The record byte offset of the field a kernel-struct failure names.
+    pub const fn offset(&self) -> Option<u8> {
+        match self {
+            Fail::Kernel { field, .. } => Some(field.offset),
+            _ => None,
         }
     }
 
@@ -526,18 +555,350 @@ impl fmt::Display for Fail {
                     period - 1
                 ),
             },
-            Fail::EmuOverlap { why } => match why {
-                OverlapFault::SrcDst { region, offset } => write!(
-                    f,
-                    "src and dst share {} byte offset {offset} (EC-21)",
-                    region.name()
-                ),
-                OverlapFault::Outputs { offset } => {
-                    write!(f, "two outputs share byte offset {offset} (EC-21)")
-                }
-            },
+            Fail::EmuOverlap { why } => write_overlap(f, why),
+            Fail::Kernel { pred, field, why } => {
+                write!(f, "{} byte {}: ", field.name, field.offset)?;
+                write_kernel(f, pred, why)
+            }
         }
     }
+}
+
+fn write_overlap(f: &mut fmt::Formatter<'_>, why: OverlapFault) -> fmt::Result {
+    match why {
+        OverlapFault::SrcDst { region, offset } => write!(
+            f,
+            "src and dst share {} byte offset {offset} (EC-21)",
+            region.name()
+        ),
+        OverlapFault::Outputs { offset } => {
+            write!(f, "two outputs share byte offset {offset} (EC-21)")
+        }
+        OverlapFault::NotInPlace { region, offset } => write!(
+            f,
+            "a source and dst share {} byte offset {offset} but not as the same element \
+             of the same lane and position (EC-42)",
+            region.name()
+        ),
+    }
+}
+
+fn write_tensor_fault(f: &mut fmt::Formatter<'_>, why: TensorFault) -> fmt::Result {
+    match why {
+        TensorFault::Region { addr } => {
+            write!(f, "address 0x{addr:08X} is in neither SBUF nor PSUM")
+        }
+        TensorFault::RegisterMode { addr } => write!(
+            f,
+            "register-mode address 0x{addr:08X}: id must be < 64 and bits 8..30 zero"
+        ),
+        TensorFault::Alignment { addr, align } => {
+            write!(f, "address 0x{addr:08X} is not {align}-byte aligned")
+        }
+        TensorFault::PsumWriteDtype { dtype } => {
+            write!(
+                f,
+                "writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
+            )
+        }
+        TensorFault::ZeroNum { dim } => write!(f, "num_elem[{dim}] = 0"),
+    }
+}
+
+/// The detail of a [`Fail::Kernel`] after its `<field> byte <offset>: ` prefix.
+fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result {
+    match why {
+        Why::Byte(v) => match pred {
+            Pred::IsValidEnum => write!(f, "0x{v:02X} is not an ALU_OP"),
+            Pred::IsZeroSubdim => write!(f, "{}; must be unused or x", PoolDim(v)),
+            Pred::HasValidActiveChannelRange => write!(f, "{v}; must be 1..=128"),
+            _ => write!(f, "0x{v:02X}, must be 0"),
+        },
+        Why::Dtype(d) => match pred {
+            Pred::DtypeFp32rIllegalCheck => write!(f, "{d} is output-only"),
+            Pred::EmuDtypeSupported => {
+                write!(f, "{d} is not executed by the emulator (EC-44..EC-53)")
+            }
+            Pred::S3s3d3TtDtype => write!(f, "{d}; TENSOR_TENSOR_BITVEC writes an integer dtype"),
+            _ => write!(f, "{d} is not allowed"),
+        },
+        Why::InOut {
+            in_dtype,
+            out_dtype,
+        } => write!(
+            f,
+            "in_dtype {in_dtype} != out_dtype {out_dtype}; COPY moves bits between equal dtypes"
+        ),
+        Why::Op { opcode, op } => match pred {
+            Pred::S4d4TrOpBypass => write!(f, "{op}; {opcode} needs bypass"),
+            Pred::EmuOpcodeSupported => {
+                write!(
+                    f,
+                    "{opcode} op {op} is not executed by the emulator (EC-49)"
+                )
+            }
+            _ => write!(f, "{op} is not an op of {opcode}"),
+        },
+        Why::OpDtypes {
+            op,
+            src0,
+            src1,
+            out,
+        } => match pred {
+            Pred::S3s3d3TtSrcDstDtype => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out"
+            ),
+            Pred::S3s3d3TtValidIntSignness => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
+                 dtypes of one signedness that the op accepts"
+            ),
+            _ => write!(
+                f,
+                "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
+                 (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)"
+            ),
+        },
+        Why::Tensor(t) => write_tensor_fault(f, t),
+        Why::StartPartition {
+            partition,
+            channels,
+        } => write!(
+            f,
+            "start partition {partition} + num_active_channels {channels} > 128"
+        ),
+        Why::Counts {
+            count,
+            other,
+            other_count,
+        } => write!(
+            f,
+            "count {count} != count of {} (byte {}) {other_count}",
+            other.name, other.offset
+        ),
+        Why::Psum { addr } => write!(
+            f,
+            "address 0x{addr:08X} is not in SBUF; tensor-tensor operands on POOL are SBUF-only (EC-41)"
+        ),
+        Why::Addr { addr } => write!(
+            f,
+            "address 0x{addr:08X} uses register, indirect or shape-from-register addressing (EC-5)"
+        ),
+        Why::Engine { opcode, engine } => write!(
+            f,
+            "{opcode} passes the hardware predicates on {engine}, but the emulator executes it on pool only (EC-39)"
+        ),
+        Why::Arch { opcode, arch } => write!(
+            f,
+            "{opcode} has no {} kernel-table row (EC-58)",
+            arch.name()
+        ),
+        Why::Footprint {
+            region,
+            lo,
+            hi,
+            active,
+        } => write!(
+            f,
+            "walk touches bytes [{lo}, {hi}) of each {} partition; active bytes are [0, {active}) (EC-6)",
+            region.name()
+        ),
+        Why::Elements(n) => write!(f, "{n} elements per lane > 2^24 (EC-40)"),
+        Why::Overlap(o) => write_overlap(f, o),
+    }
+}
+
+/// The predicates of the kernel structs (SPEC-KERNELS §13) that a
+/// [`Fail::Kernel`] names, with EC-40's name mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pred {
+    /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
+    D4IotaReservedZero,
+    /// `s4d4_tr_reserved_zero` (bytes 39..43).
+    S4d4TrReservedZero,
+    /// `mask_enable_zero` (S4D4_TR byte 38).
+    MaskEnableZero,
+    /// `dtype_invalid_check` (EC-40's dtype mapping).
+    DtypeInvalidCheck,
+    /// `dtype_fp32r_illegal_check`.
+    DtypeFp32rIllegalCheck,
+    /// `is_valid_enum` on an ALU_OP byte (EC-40).
+    IsValidEnum,
+    /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
+    IsZeroSubdim,
+    /// `has_valid_active_channel_range` (1..=128).
+    HasValidActiveChannelRange,
+    /// `start_addr_active_channels` (EC-7).
+    StartAddrActiveChannels,
+    /// `tensor4d_valid`.
+    Tensor4dValid,
+    /// `tensor3d_valid`.
+    Tensor3dValid,
+    /// `d4_iota_same_src_dst_count`.
+    D4IotaSameSrcDstCount,
+    /// `s4d4_tr_same_src_dst_count`.
+    S4d4TrSameSrcDstCount,
+    /// `s4d4_tr_op_bypass`.
+    S4d4TrOpBypass,
+    /// `s4d4_tr_same_src_dst_type` (COPY only).
+    S4d4TrSameSrcDstType,
+    /// `has_zero_negated_field`.
+    HasZeroNegatedField,
+    /// `s3s3d3_tt_valid_op`.
+    S3s3d3TtValidOp,
+    /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
+    S3s3d3TtDtype,
+    /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
+    S3s3d3TtSrcDstDtype,
+    /// `s3s3d3_tt_valid_int_signness`.
+    S3s3d3TtValidIntSignness,
+    /// `s3s3d3_tt_src_element_cnt_check`.
+    S3s3d3TtSrcElementCntCheck,
+    /// `s3s3d3_tt_dst_element_cnt_check`.
+    S3s3d3TtDstElementCntCheck,
+    /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52).
+    IsValidTensorTensorArithPool,
+    /// `emu_addr_mode_supported` (EC-5).
+    EmuAddrModeSupported,
+    /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
+    EmuOpcodeSupported,
+    /// `emu_dtype_supported` (EC-44..EC-53).
+    EmuDtypeSupported,
+    /// `emu_footprint_in_bounds` (EC-6).
+    EmuFootprintInBounds,
+    /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
+    EmuKernelShape,
+    /// `emu_overlap` (EC-21, EC-42).
+    EmuOverlap,
+}
+
+impl Pred {
+    /// The predicate's name, exactly as SPEC-KERNELS §13 spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pred::D4IotaReservedZero => "d4_iota_reserved_zero",
+            Pred::S4d4TrReservedZero => "s4d4_tr_reserved_zero",
+            Pred::MaskEnableZero => "mask_enable_zero",
+            Pred::DtypeInvalidCheck => "dtype_invalid_check",
+            Pred::DtypeFp32rIllegalCheck => "dtype_fp32r_illegal_check",
+            Pred::IsValidEnum => "is_valid_enum",
+            Pred::IsZeroSubdim => "is_zero_subdim",
+            Pred::HasValidActiveChannelRange => "has_valid_active_channel_range",
+            Pred::StartAddrActiveChannels => "start_addr_active_channels",
+            Pred::Tensor4dValid => "tensor4d_valid",
+            Pred::Tensor3dValid => "tensor3d_valid",
+            Pred::D4IotaSameSrcDstCount => "d4_iota_same_src_dst_count",
+            Pred::S4d4TrSameSrcDstCount => "s4d4_tr_same_src_dst_count",
+            Pred::S4d4TrOpBypass => "s4d4_tr_op_bypass",
+            Pred::S4d4TrSameSrcDstType => "s4d4_tr_same_src_dst_type",
+            Pred::HasZeroNegatedField => "has_zero_negated_field",
+            Pred::S3s3d3TtValidOp => "s3s3d3_tt_valid_op",
+            Pred::S3s3d3TtDtype => "s3s3d3_tt_dtype",
+            Pred::S3s3d3TtSrcDstDtype => "s3s3d3_tt_src_dst_dtype",
+            Pred::S3s3d3TtValidIntSignness => "s3s3d3_tt_valid_int_signness",
+            Pred::S3s3d3TtSrcElementCntCheck => "s3s3d3_tt_src_element_cnt_check",
+            Pred::S3s3d3TtDstElementCntCheck => "s3s3d3_tt_dst_element_cnt_check",
+            Pred::IsValidTensorTensorArithPool => "is_valid_tensor_tensor_arith_pool",
+            Pred::EmuAddrModeSupported => "emu_addr_mode_supported",
+            Pred::EmuOpcodeSupported => "emu_opcode_supported",
+            Pred::EmuDtypeSupported => "emu_dtype_supported",
+            Pred::EmuFootprintInBounds => "emu_footprint_in_bounds",
+            Pred::EmuKernelShape => "emu_kernel_shape",
+            Pred::EmuOverlap => "emu_overlap",
+        }
+    }
+}
+
+/// The offending values of a [`Fail::Kernel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// The field's byte.
+    Byte(u8),
+    /// A dtype field's (or nibble's) value.
+    Dtype(Dtype),
+    /// COPY's two dtypes.
+    InOut {
+        /// in_dtype.
+        in_dtype: Dtype,
+        /// out_dtype.
+        out_dtype: Dtype,
+    },
+    /// The op byte and the opcode it was read for.
+    Op {
+        /// The opcode.
+        opcode: Opcode,
+        /// The op.
+        op: AluOp,
+    },
+    /// A tensor-tensor op with its three dtypes.
+    OpDtypes {
+        /// The op.
+        op: AluOp,
+        /// src0's dtype (low nibble).
+        src0: Dtype,
+        /// src1's dtype (high nibble).
+        src1: Dtype,
+        /// out_dtype.
+        out: Dtype,
+    },
+    /// Why a tensor descriptor is not valid.
+    Tensor(TensorFault),
+    /// Start partition + channels > 128.
+    StartPartition {
+        /// The start partition.
+        partition: u32,
+        /// num_active_channels.
+        channels: u8,
+    },
+    /// Two element counts that must be equal.
+    Counts {
+        /// count() of the named field.
+        count: u64,
+        /// The field it is compared with.
+        other: FieldRef,
+        /// That field's count.
+        other_count: u64,
+    },
+    /// An address that is not in SBUF (POOL arm of the tensor-tensor pair).
+    Psum {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// An address with mode bits (EC-5).
+    Addr {
+        /// The ADDR4.
+        addr: u32,
+    },
+    /// A record outside POOL (EC-39).
+    Engine {
+        /// The opcode.
+        opcode: Opcode,
+        /// The stream's engine.
+        engine: Engine,
+    },
+    /// A kernel the generation has no row for (EC-58).
+    Arch {
+        /// The opcode.
+        opcode: Opcode,
+        /// The generation.
+        arch: Arch,
+    },
+    /// A walk outside the active bytes (EC-6).
+    Footprint {
+        /// The region.
+        region: Region,
+        /// First byte touched, relative to the partition.
+        lo: i64,
+        /// One past the last byte touched.
+        hi: i64,
+        /// Active bytes per partition.
+        active: u32,
+    },
+    /// Elements per lane of a walk beyond 2^24 (EC-40).
+    Elements(u64),
+    /// Shared bytes (EC-21, EC-42).
+    Overlap(OverlapFault),
 }
 
 fn dtype_offset(o: Operand) -> u8 {

@@ -176,3 +176,86 @@ fn first_shared_byte(src: Walk, dst: Walk) -> Option<i64> {
     });
     shared
 }
+
+/// EC-21's output rule alone: no two dst elements share a byte.
+pub(crate) fn outputs_distinct(dst: &Walk) -> Result<(), OverlapFault> {
+    if !dst.tensor.provably_injective()
+        && let Some(b) = first_repeated_output(*dst)
+    {
+        return Err(OverlapFault::Outputs { offset: b as u32 });
+    }
+    Ok(())
+}
+
+/// Marks a byte no source element touches, in [`in_place`]'s map.
+const UNTOUCHED: u32 = u32::MAX;
+/// Marks a byte two source elements touch.
+const SHARED: u32 = u32::MAX - 1;
+
+/// EC-42 (exact in-place elementwise records): `src` and `dst` may share a
+/// byte only where the elements containing it are the same lane's element at
+/// the same walk position, at the same address with the same size. Lanes are
+/// counted from each walk's own start partition, so walks starting at
+/// different partitions may share no byte at all. Both walks hold the same
+/// element count (the kernels' count predicates ran first).
+pub(crate) fn in_place(src: &Walk, dst: &Walk, channels: u32) -> Result<(), OverlapFault> {
+    let lanes_meet = src.region == dst.region
+        && src.partition < dst.partition + channels
+        && dst.partition < src.partition + channels;
+    if !lanes_meet || src.hi <= dst.lo || dst.hi <= src.lo {
+        return Ok(());
+    }
+    let region = src.region;
+    if src.partition != dst.partition {
+        // Every shared byte is shared between different lanes.
+        return match first_shared_byte(*src, *dst) {
+            Some(k) => Err(OverlapFault::NotInPlace {
+                region,
+                offset: k as u32,
+            }),
+            None => Ok(()),
+        };
+    }
+    match first_not_in_place(*src, *dst) {
+        Some(k) => Err(OverlapFault::NotInPlace {
+            region,
+            offset: k as u32,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first byte (in dst walk order) that breaks EC-42 for two walks of the
+/// same lanes, if any.
+#[inline(never)]
+fn first_not_in_place(src: Walk, dst: Walk) -> Option<i64> {
+    let lo = src.lo.max(dst.lo);
+    let hi = src.hi.min(dst.hi);
+    let len = (hi - lo) as usize;
+    // Per byte of the common range: the source position touching it and that
+    // element's start byte.
+    let mut pos = vec![UNTOUCHED; len];
+    let mut start = vec![0i64; len];
+    let mut k = 0u32;
+    src.for_each_byte_start(|b| {
+        for x in b.max(lo)..(b + src.size).min(hi) {
+            let i = (x - lo) as usize;
+            pos[i] = if pos[i] == UNTOUCHED { k } else { SHARED };
+            start[i] = b;
+        }
+        k += 1;
+    });
+    let mut bad = None;
+    let mut k = 0u32;
+    dst.for_each_byte_start(|b| {
+        if bad.is_none() {
+            bad = (b.max(lo)..(b + dst.size).min(hi)).find(|&x| {
+                let i = (x - lo) as usize;
+                let p = pos[i];
+                p != UNTOUCHED && (p != k || start[i] != b || src.size != dst.size)
+            });
+        }
+        k += 1;
+    });
+    bad
+}

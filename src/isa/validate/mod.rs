@@ -8,9 +8,13 @@
 mod control;
 mod fail;
 mod footprint;
+mod kernels;
 mod s4d4;
 
-pub use fail::{EventField, Fail, Operand, OverlapFault, ShapeFault, TensorFault, Unsupported};
+pub use crate::isa::layout::FieldRef;
+pub use fail::{
+    EventField, Fail, Operand, OverlapFault, Pred, ShapeFault, TensorFault, Unsupported, Why,
+};
 
 use super::enums::Engine;
 use super::opcode::OpcodeClass;
@@ -83,10 +87,8 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     }
     // 5./6./7. per class.
     match class {
-        OpcodeClass::PoolNotEmulated
-        | OpcodeClass::S4d4Tr
-        | OpcodeClass::D4Iota
-        | OpcodeClass::S3s3d3Tt => Err(Fail::EmuOpcodeSupported {
+        OpcodeClass::S4d4Tr | OpcodeClass::D4Iota | OpcodeClass::S3s3d3Tt => kernels::check(r, t),
+        OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
             opcode: h.opcode,
             why: Unsupported::NotEmulated,
         }),

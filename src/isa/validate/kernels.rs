@@ -1,0 +1,652 @@
+//! SPEC-KERNELS §13: the predicate orders of IOTA (0x7E), COPY/CAST
+//! (0x46/0x47) and the tensor-tensor pair (0x41/0x51), after SPEC §5 steps
+//! 1–4, with EC-40's names and the emulator checks in EC-40's order.
+//!
+//! Every failure is a [`Fail::Kernel`] naming the predicate, the field (name
+//! and byte offset, from the operand's one layout table) and the offending
+//! values. These records are not the validator's hot path: each is decoded
+//! once into its typed struct.
+
+use super::fail::{Fail, OverlapFault, Pred, TensorFault, Why};
+use super::footprint::{Walk, in_place, outputs_distinct};
+use super::{Target, check_event_modes_emulated};
+use crate::isa::d4_iota::{self, D4Iota};
+use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim};
+use crate::isa::layout::FieldRef;
+use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::record::Record;
+use crate::isa::s3s3d3_tt::{self, S3s3d3Tt};
+use crate::isa::s4d4_tr::{self, S4d4Tr};
+use crate::isa::tensor::{Addr4, Location, Region, TENSOR4D_BYTES, Tensor4d, Tensor4dBytes};
+use crate::limits::{Arch, MAX_KERNEL_ELEMENTS_PER_LANE, PARTITIONS};
+
+/// The kernel's predicates, for a record of one of the three classes.
+pub(super) fn check(r: &Record, t: Target) -> Result<(), Fail> {
+    match r.opcode().class() {
+        OpcodeClass::D4Iota => iota(r, &D4Iota::decode(r), t),
+        OpcodeClass::S4d4Tr => copy_cast(r, &S4d4Tr::decode(r), t),
+        OpcodeClass::S3s3d3Tt => tensor_tensor(r, &S3s3d3Tt::decode(r), t),
+        _ => unreachable!("the caller dispatches these classes only"),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail(pred: Pred, field: FieldRef, why: Why) -> Fail {
+    Fail::Kernel { pred, field, why }
+}
+
+/// One tensor operand: the field it sits in, its walk (a TENSOR3D widened
+/// with a dim3 of num 1), its dtype and whether the record writes it.
+#[derive(Clone, Copy)]
+struct Opnd {
+    field: FieldRef,
+    t: Tensor4d,
+    dtype: Dtype,
+    write: bool,
+    /// TENSOR3D (`tensor3d_valid`) or TENSOR4D (`tensor4d_valid`).
+    three_d: bool,
+}
+
+impl Opnd {
+    fn four(field: FieldRef, t: Tensor4d, dtype: Dtype, write: bool) -> Opnd {
+        Opnd {
+            field,
+            t,
+            dtype,
+            write,
+            three_d: false,
+        }
+    }
+
+    /// The byte address's location (mode bits aside).
+    fn loc(&self) -> Option<Location> {
+        self.t.addr.location()
+    }
+
+    fn bytes(&self) -> [u8; TENSOR4D_BYTES] {
+        self.t.to_bytes()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Shared predicates
+// ---------------------------------------------------------------------------
+
+/// EC-40's dtype mapping: INVALID (0), a byte >= 0x10, or a 64-bit type where
+/// not allowed → `dtype_invalid_check`; FP32R where not allowed →
+/// `dtype_fp32r_illegal_check`.
+fn dtype_valid(field: FieldRef, d: Dtype, fp32r: bool, bits64: bool) -> Result<(), Fail> {
+    if d == Dtype::INVALID || d.size().is_none() || (d.is_64bit() && !bits64) {
+        return Err(fail(Pred::DtypeInvalidCheck, field, Why::Dtype(d)));
+    }
+    if d == Dtype::FP32R && !fp32r {
+        return Err(fail(Pred::DtypeFp32rIllegalCheck, field, Why::Dtype(d)));
+    }
+    Ok(())
+}
+
+/// `has_valid_active_channel_range`: 1..=128.
+fn channel_range(field: FieldRef, channels: u8) -> Result<(), Fail> {
+    if channels == 0 || channels as u32 > PARTITIONS {
+        return Err(fail(
+            Pred::HasValidActiveChannelRange,
+            field,
+            Why::Byte(channels),
+        ));
+    }
+    Ok(())
+}
+
+/// EC-7: start partition + channels <= 128. Register-mode addresses pass
+/// (resolved at run time, EC-5); so does an address outside SBUF/PSUM.
+fn start_addr(o: &Opnd, channels: u8) -> Result<(), Fail> {
+    if o.t.addr.is_register() {
+        return Ok(());
+    }
+    match o.loc() {
+        Some(l) if l.partition + channels as u32 > PARTITIONS => Err(fail(
+            Pred::StartAddrActiveChannels,
+            o.field,
+            Why::StartPartition {
+                partition: l.partition,
+                channels,
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `tensor4d_valid` / `tensor3d_valid` with EC-41's flags for these kernels
+/// (SBUF or PSUM): register-mode rule, region, alignment, PSUM write needs a
+/// 4-byte dtype, every num non-zero (SPEC §3, EC-40).
+fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
+    let pred = if o.three_d {
+        Pred::Tensor3dValid
+    } else {
+        Pred::Tensor4dValid
+    };
+    let bad = |why| Err(fail(pred, o.field, Why::Tensor(why)));
+    let addr = o.t.addr.0;
+    let size = o.dtype.size().unwrap_or(1);
+    if o.t.addr.is_register() {
+        // EC-5: byte 0 < 64 and bits 8..30 zero; the rest is resolved at run time.
+        if addr & 0xFF >= 64 || addr & 0x7FFF_FF00 != 0 {
+            return bad(TensorFault::RegisterMode { addr });
+        }
+    } else {
+        let Some(loc) = o.loc() else {
+            return bad(TensorFault::Region { addr });
+        };
+        if o.t.addr.byte_addr() & (size - 1) != 0 {
+            return bad(TensorFault::Alignment { addr, align: size });
+        }
+        if o.write && loc.region == Region::Psum && size != 4 {
+            return bad(TensorFault::PsumWriteDtype { dtype: o.dtype });
+        }
+    }
+    let dims = if o.three_d { 3 } else { 4 };
+    if let Some(dim) = (0..dims).find(|&d| o.t.num[d] == 0) {
+        return bad(TensorFault::ZeroNum { dim: dim as u8 });
+    }
+    Ok(())
+}
+
+/// An exact count comparison (SPEC-KERNELS §0.3).
+fn same_count(pred: Pred, a: (FieldRef, u64), b: (FieldRef, u64)) -> Result<(), Fail> {
+    if a.1 != b.1 {
+        return Err(fail(
+            pred,
+            a.0,
+            Why::Counts {
+                count: a.1,
+                other: b.0,
+                other_count: b.1,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// `emu_addr_mode_supported` (EC-5): no operand uses register, indirect or
+/// shape-from-register addressing.
+fn addr_modes(ops: &[Opnd]) -> Result<(), Fail> {
+    for o in ops {
+        if o.t.addr.has_mode_bits() {
+            return Err(fail(
+                Pred::EmuAddrModeSupported,
+                o.field,
+                Why::Addr { addr: o.t.addr.0 },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// EC-39: these kernels execute on POOL only.
+fn on_pool(opcode: Opcode, field: FieldRef, t: Target) -> Result<(), Fail> {
+    if t.engine != Engine::Pool {
+        return Err(fail(
+            Pred::EmuOpcodeSupported,
+            field,
+            Why::Engine {
+                opcode,
+                engine: t.engine,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// `emu_footprint_in_bounds` (EC-6) for every operand, in field order.
+fn footprints(ops: &[Opnd], arch: Arch) -> Result<(), Fail> {
+    for o in ops {
+        let bytes = o.bytes();
+        let w = walk(o, &bytes);
+        let active = w.region.active_bytes(arch);
+        if w.lo < 0 || w.hi > active as i64 {
+            return Err(fail(
+                Pred::EmuFootprintInBounds,
+                o.field,
+                Why::Footprint {
+                    region: w.region,
+                    lo: w.lo,
+                    hi: w.hi,
+                    active,
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `emu_kernel_shape` (EC-40): at most 2^24 elements per lane in every walk.
+fn kernel_shape(walks: &[(FieldRef, u64)]) -> Result<(), Fail> {
+    for &(field, n) in walks {
+        if n > MAX_KERNEL_ELEMENTS_PER_LANE {
+            return Err(fail(Pred::EmuKernelShape, field, Why::Elements(n)));
+        }
+    }
+    Ok(())
+}
+
+/// The walk of an operand that passed `tensor*_valid` and
+/// `emu_addr_mode_supported` (so its address lies in SBUF or PSUM).
+fn walk<'a>(o: &Opnd, bytes: &'a [u8; TENSOR4D_BYTES]) -> Walk<'a> {
+    let loc = o.loc().expect("tensor*_valid checked the region");
+    Walk::new(Tensor4dBytes(bytes), loc, o.dtype)
+}
+
+/// `emu_overlap` for an elementwise record (EC-21 as amended by EC-42): no two
+/// dst elements share a byte; each source shares bytes with dst only in place.
+fn overlap(sources: &[Opnd], dst: &Opnd, channels: u8) -> Result<(), Fail> {
+    let fault = |o: OverlapFault| fail(Pred::EmuOverlap, dst.field, Why::Overlap(o));
+    let db = dst.bytes();
+    let dw = walk(dst, &db);
+    outputs_distinct(&dw).map_err(fault)?;
+    for s in sources {
+        let sb = s.bytes();
+        let sw = walk(s, &sb);
+        in_place(&sw, &dw, channels as u32).map_err(fault)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// 0x7E IOTA
+// ---------------------------------------------------------------------------
+
+fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
+    use d4_iota::off;
+    let f = D4Iota::field;
+    // d4_iota_reserved_zero: bytes 32, 35, 40..43.
+    let reserved = [(off::RESERVED0, p.reserved0), (off::RESERVED1, p.reserved1)]
+        .into_iter()
+        .chain((0..4).map(|i| (off::RESERVED2 + i, p.reserved2[i])));
+    for (at, v) in reserved {
+        if v != 0 {
+            let field = FieldRef {
+                offset: at as u8,
+                ..f(if at >= off::RESERVED2 {
+                    off::RESERVED2
+                } else {
+                    at
+                })
+            };
+            return Err(fail(Pred::D4IotaReservedZero, field, Why::Byte(v)));
+        }
+    }
+    // EC-48: FP32R allowed; no 64-bit out.
+    dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
+    let ch = p.num_active_channels;
+    channel_range(f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    let dst = Opnd::four(f(off::DST), p.dst, p.out_dtype, true);
+    start_addr(&dst, ch)?;
+    tensor_valid(&dst)?;
+    let data = (f(off::DATA), p.data.elements());
+    let dst_count = (dst.field, p.dst.elements());
+    same_count(Pred::D4IotaSameSrcDstCount, data, dst_count)?;
+    // Emulator checks (EC-40).
+    addr_modes(&[dst])?;
+    check_event_modes_emulated(r)?;
+    if p.out_dtype.is_fp8() {
+        // EC-48: FP8 out is not executed.
+        return Err(fail(
+            Pred::EmuDtypeSupported,
+            f(off::OUT_DTYPE),
+            Why::Dtype(p.out_dtype),
+        ));
+    }
+    footprints(&[dst], t.arch)?;
+    kernel_shape(&[data, dst_count])?;
+    overlap(&[], &dst, ch)
+}
+
+// ---------------------------------------------------------------------------
+// 0x46 COPY / 0x47 CAST
+// ---------------------------------------------------------------------------
+
+fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
+    use s4d4_tr::off;
+    let f = S4d4Tr::field;
+    let opcode = p.opcode();
+    if let Some(i) = p.reserved1.iter().position(|&b| b != 0) {
+        let field = FieldRef {
+            offset: (off::RESERVED1 + i) as u8,
+            ..f(off::RESERVED1)
+        };
+        return Err(fail(
+            Pred::S4d4TrReservedZero,
+            field,
+            Why::Byte(p.reserved1[i]),
+        ));
+    }
+    if p.mask_enable != 0 {
+        return Err(fail(
+            Pred::MaskEnableZero,
+            f(off::MASK_ENABLE),
+            Why::Byte(p.mask_enable),
+        ));
+    }
+    dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
+    dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
+    if !p.op.is_named() {
+        return Err(fail(Pred::IsValidEnum, f(off::OP), Why::Byte(p.op.0)));
+    }
+    if !matches!(p.op_dim, PoolDim::UNUSED | PoolDim::X) {
+        return Err(fail(
+            Pred::IsZeroSubdim,
+            f(off::OP_DIM),
+            Why::Byte(p.op_dim.0),
+        ));
+    }
+    let ch = p.num_active_channels;
+    channel_range(f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    let src = Opnd::four(f(off::SRC), p.src, p.in_dtype, false);
+    let dst = Opnd::four(f(off::DST), p.dst, p.out_dtype, true);
+    start_addr(&src, ch)?;
+    start_addr(&dst, ch)?;
+    tensor_valid(&src)?;
+    tensor_valid(&dst)?;
+    let src_count = (src.field, p.src.elements());
+    let dst_count = (dst.field, p.dst.elements());
+    same_count(Pred::S4d4TrSameSrcDstCount, src_count, dst_count)?;
+    if p.op != AluOp::BYPASS {
+        return Err(fail(
+            Pred::S4d4TrOpBypass,
+            f(off::OP),
+            Why::Op { opcode, op: p.op },
+        ));
+    }
+    if opcode == Opcode::COPY && p.in_dtype != p.out_dtype {
+        return Err(fail(
+            Pred::S4d4TrSameSrcDstType,
+            f(off::OUT_DTYPE),
+            Why::InOut {
+                in_dtype: p.in_dtype,
+                out_dtype: p.out_dtype,
+            },
+        ));
+    }
+    if p.negated != 0 {
+        return Err(fail(
+            Pred::HasZeroNegatedField,
+            f(off::NEGATED),
+            Why::Byte(p.negated),
+        ));
+    }
+    // Emulator checks (EC-40).
+    addr_modes(&[src, dst])?;
+    check_event_modes_emulated(r)?;
+    on_pool(opcode, f(off::SRC), t)?;
+    // EC-45: Copy executes every admitted dtype. EC-46: Cast between equal
+    // dtypes copies bits; between different dtypes FP8 is not executed.
+    if opcode == Opcode::CAST && p.in_dtype != p.out_dtype {
+        for (at, d) in [(off::IN_DTYPE, p.in_dtype), (off::OUT_DTYPE, p.out_dtype)] {
+            if d.is_fp8() {
+                return Err(fail(Pred::EmuDtypeSupported, f(at), Why::Dtype(d)));
+            }
+        }
+    }
+    footprints(&[src, dst], t.arch)?;
+    kernel_shape(&[src_count, dst_count])?;
+    overlap(&[src], &dst, ch)
+}
+
+// ---------------------------------------------------------------------------
+// 0x41 TENSOR_TENSOR_ARITH / 0x51 TENSOR_TENSOR_BITVEC
+// ---------------------------------------------------------------------------
+
+/// src0's dtype nibble (EC-43), named for messages.
+const SRC0_DTYPE: FieldRef = FieldRef {
+    name: "in_dtypes (src0, low nibble)",
+    offset: s3s3d3_tt::off::IN_DTYPES as u8,
+};
+/// src1's dtype nibble (EC-43), named for messages.
+const SRC1_DTYPE: FieldRef = FieldRef {
+    name: "in_dtypes (src1, high nibble)",
+    offset: s3s3d3_tt::off::IN_DTYPES as u8,
+};
+
+/// EC-49: the POOL-legal 0x41 forms the emulator does not execute.
+const fn tt_op_unexecuted(op: AluOp) -> bool {
+    matches!(
+        op,
+        AluOp::POW
+            | AluOp::MOD
+            | AluOp::DIVIDE_INT
+            | AluOp::DIVIDE_UINT
+            | AluOp::MOD_INT
+            | AluOp::MOD_UINT
+            | AluOp::ABS_MAX_INT
+            | AluOp::ABS_MIN_INT
+            | AluOp::ABS_DIFF_INT
+    )
+}
+
+/// `is_valid_tensor_tensor_arith_pool`'s op arm (0x41): POW, an int op on
+/// all-32-bit or all-64-bit integers, or base ADD/SUBTRACT/MULT.
+fn pool_arm_op(op: AluOp, d: [Dtype; 3]) -> bool {
+    let all = |set: [Dtype; 2]| d.iter().all(|x| set.contains(x));
+    let int = op.is_valid_int_aluop();
+    op == AluOp::POW
+        || (int && all([Dtype::INT32, Dtype::UINT32]))
+        || matches!(op, AluOp::ADD | AluOp::SUBTRACT | AluOp::MULT)
+        || (int && all([Dtype::INT64, Dtype::UINT64]))
+}
+
+/// `is_s3s3d3_tt_tensors_in_sbuf`: a register-mode address passes (resolved
+/// at run time, EC-5); otherwise bits 0..28 must lie in SBUF.
+fn in_sbuf(a: Addr4) -> bool {
+    a.is_register() || a.byte_addr() < crate::limits::SBUF_END
+}
+
+fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
+    use s3s3d3_tt::off;
+    let f = S3s3d3Tt::field;
+    let opcode = p.opcode();
+    let bitvec = opcode == Opcode::TENSOR_TENSOR_BITVEC;
+    let (s0, s1, out, op) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype, p.op);
+    // is_valid_dtype_64: FP32R only on out; UINT64/INT64 admitted (EC-53 later).
+    dtype_valid(f(off::OUT_DTYPE), out, true, true)?;
+    dtype_valid(SRC0_DTYPE, s0, false, true)?;
+    dtype_valid(SRC1_DTYPE, s1, false, true)?;
+    if !op.is_named() {
+        return Err(fail(Pred::IsValidEnum, f(off::OP), Why::Byte(op.0)));
+    }
+    let valid_op = if bitvec {
+        op.is_general_bitvec_op()
+    } else {
+        op.is_general_arith_op() || op == AluOp::POW || op.is_valid_int_aluop()
+    };
+    if !valid_op {
+        return Err(fail(
+            Pred::S3s3d3TtValidOp,
+            f(off::OP),
+            Why::Op { opcode, op },
+        ));
+    }
+    let op_dtypes = Why::OpDtypes {
+        op,
+        src0: s0,
+        src1: s1,
+        out,
+    };
+    if bitvec && !out.is_int() {
+        return Err(fail(
+            Pred::S3s3d3TtDtype,
+            f(off::OUT_DTYPE),
+            Why::Dtype(out),
+        ));
+    }
+    if bitvec {
+        let equal = s0 == s1 && s1 == out;
+        // A 64-bit shift takes a UINT32 count.
+        let shift64 = op.is_shift_op() && s0.is_64bit() && s1 == Dtype::UINT32 && out == s0;
+        if !(equal || shift64) {
+            return Err(fail(
+                Pred::S3s3d3TtSrcDstDtype,
+                f(off::IN_DTYPES),
+                op_dtypes,
+            ));
+        }
+    }
+    if op.is_valid_int_aluop() {
+        let d = [s0, s1, out];
+        let signed = d.iter().all(|x| x.is_signed_int()) && op.is_signed_alu_op();
+        let unsigned = d.iter().all(|x| x.is_unsigned_int()) && op.is_unsigned_alu_op();
+        if !(signed || unsigned) {
+            return Err(fail(
+                Pred::S3s3d3TtValidIntSignness,
+                f(off::IN_DTYPES),
+                op_dtypes,
+            ));
+        }
+    }
+    let ch = p.num_active_channels;
+    channel_range(f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    let three = |field, t: &crate::isa::tensor::Tensor3d, dtype, write| Opnd {
+        field,
+        t: t.to_4d(),
+        dtype,
+        write,
+        three_d: true,
+    };
+    let src0 = three(f(off::SRC0), &p.src0, s0, false);
+    let src1 = three(f(off::SRC1), &p.src1, s1, false);
+    let dst = three(f(off::DST), &p.dst, out, true);
+    let ops = [src0, src1, dst];
+    for o in &ops {
+        start_addr(o, ch)?;
+    }
+    for o in &ops {
+        tensor_valid(o)?;
+    }
+    let c0 = (src0.field, p.src0.elements());
+    let c1 = (src1.field, p.src1.elements());
+    let cd = (dst.field, p.dst.elements());
+    // The shape-register exemption (ADDR4 bit 30) of the two count checks.
+    let shaped = |a: Addr4, b: Addr4| a.shape_from_register() || b.shape_from_register();
+    if !shaped(p.src0.addr, p.src1.addr) {
+        same_count(Pred::S3s3d3TtSrcElementCntCheck, c1, c0)?;
+    }
+    if !shaped(p.src0.addr, p.dst.addr) {
+        same_count(Pred::S3s3d3TtDstElementCntCheck, cd, c0)?;
+    }
+    if t.engine == Engine::Pool {
+        // EC-49: the op arm applies to 0x41; EC-52: 0x51 takes the SBUF clause only.
+        if !bitvec && !pool_arm_op(op, [s0, s1, out]) {
+            return Err(fail(
+                Pred::IsValidTensorTensorArithPool,
+                f(off::OP),
+                op_dtypes,
+            ));
+        }
+        // EC-41: a PSUM operand on POOL fails here.
+        if let Some(o) = ops.iter().find(|o| !in_sbuf(o.t.addr)) {
+            return Err(fail(
+                Pred::IsValidTensorTensorArithPool,
+                o.field,
+                Why::Psum { addr: o.t.addr.0 },
+            ));
+        }
+    }
+    // Emulator checks (EC-40).
+    addr_modes(&ops)?;
+    check_event_modes_emulated(r)?;
+    on_pool(opcode, f(off::OP), t)?;
+    if bitvec && t.arch == Arch::Sunda {
+        // EC-58: SUNDA's kernel table has no 0x51 row.
+        return Err(fail(
+            Pred::EmuOpcodeSupported,
+            f(off::OP),
+            Why::Arch {
+                opcode,
+                arch: t.arch,
+            },
+        ));
+    }
+    if !bitvec && tt_op_unexecuted(op) {
+        // EC-49
+        return Err(fail(
+            Pred::EmuOpcodeSupported,
+            f(off::OP),
+            Why::Op { opcode, op },
+        ));
+    }
+    // EC-44 (FP8 on these paths) and EC-53 (64-bit operands).
+    for (field, d) in [(SRC0_DTYPE, s0), (SRC1_DTYPE, s1), (f(off::OUT_DTYPE), out)] {
+        if d.is_fp8() || d.is_64bit() {
+            return Err(fail(Pred::EmuDtypeSupported, field, Why::Dtype(d)));
+        }
+    }
+    footprints(&ops, t.arch)?;
+    kernel_shape(&[c0, c1, cd])?;
+    overlap(&[src0, src1], &dst, ch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::tensor::{Data4d, Tensor3d};
+
+    const T: Target = Target::pool(Arch::Cayman);
+
+    fn sbuf(p: u32, off: u32) -> Addr4 {
+        Addr4::new(Region::Sbuf, p, off)
+    }
+
+    fn row4(a: Addr4, n: u16) -> Tensor4d {
+        Tensor4d::new(a, [(n, 1), (1, 1), (1, 1), (1, 1)])
+    }
+
+    fn row3(a: Addr4, n: u16) -> Tensor3d {
+        Tensor3d::new(a, [(n, 1), (1, 1), (1, 1)])
+    }
+
+    fn verdict(r: &Record, t: Target) -> &'static str {
+        match super::super::check(r, t) {
+            Ok(()) => "ok",
+            Err(f) => f.predicate(),
+        }
+    }
+
+    #[test]
+    fn valid_records_pass_and_in_place_is_exact() {
+        let iota = D4Iota::new(
+            Dtype::INT32,
+            16,
+            Data4d::new(0, [(8, 1), (1, 0), (1, 0), (1, 0)]),
+            8,
+            row4(sbuf(0, 0), 8),
+        );
+        assert_eq!(verdict(&iota.encode(), T), "ok");
+        let copy = |src: u32, dst: u32| {
+            S4d4Tr::new(
+                Opcode::COPY,
+                Dtype::FP32,
+                Dtype::FP32,
+                4,
+                row4(sbuf(0, src), 8),
+                row4(sbuf(0, dst), 8),
+            )
+            .encode()
+        };
+        assert_eq!(verdict(&copy(0, 64), T), "ok");
+        // EC-42: exactly in place is allowed; shifted by one element is not.
+        assert_eq!(verdict(&copy(0, 0), T), "ok");
+        assert_eq!(verdict(&copy(0, 4), T), "emu_overlap");
+        let tt = S3s3d3Tt::new(
+            Opcode::TENSOR_TENSOR_ARITH,
+            AluOp::ADD_INT,
+            Dtype::INT32,
+            Dtype::INT32,
+            Dtype::INT32,
+            4,
+            row3(sbuf(0, 0), 8),
+            row3(sbuf(0, 32), 8),
+            row3(sbuf(0, 0), 8),
+        );
+        assert_eq!(verdict(&tt.encode(), T), "ok");
+    }
+}
