@@ -23,7 +23,7 @@ pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
 pub use exec::{BackendError, Executor};
 pub use memory::{DeviceMemory, MemError};
-pub use ops::{Op, PoolOp};
+pub use ops::{CopyOp, IotaOp, Op, PoolOp, TtOp};
 
 use crate::isa::opcode::OpcodeClass;
 use crate::isa::record::Record;
