@@ -687,3 +687,323 @@ fn the_rows_fast_path_matches_the_cpu() {
         "window rows from the parameters / unrolled: {unrolled:?}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The elementwise kernels (Copy, Cast, Iota, Tensor-Tensor), mixed with Pool.
+
+use tpb_emu::isa::enums::AluOp;
+use tpb_emu::isa::record::Record;
+use tpb_emu::isa::tensor::{Data4d, Tensor3d};
+use tpb_emu::isa::{D4Iota, Opcode, S3s3d3Tt, S4d4Tr};
+
+/// Copy/Cast dtypes (the validator's twelve; FP32R only as an output).
+const TR_DTYPES: [Dtype; 12] = [
+    Dtype::INT8,
+    Dtype::UINT8,
+    Dtype::INT16,
+    Dtype::UINT16,
+    Dtype::INT32,
+    Dtype::UINT32,
+    Dtype::BFLOAT16,
+    Dtype::FP16,
+    Dtype::FP32,
+    Dtype::FP8_EXP3,
+    Dtype::FP8_EXP4,
+    Dtype::FP8_EXP5,
+];
+/// Integer dtypes of at most 32 bits.
+const INT32S: [Dtype; 6] = [
+    Dtype::INT8,
+    Dtype::UINT8,
+    Dtype::INT16,
+    Dtype::UINT16,
+    Dtype::INT32,
+    Dtype::UINT32,
+];
+/// Tensor-Tensor source dtypes of the f32 path.
+const TT_SRC: [Dtype; 9] = [
+    Dtype::INT8,
+    Dtype::UINT8,
+    Dtype::INT16,
+    Dtype::UINT16,
+    Dtype::INT32,
+    Dtype::UINT32,
+    Dtype::BFLOAT16,
+    Dtype::FP16,
+    Dtype::FP32,
+];
+
+fn pick<T: Copy>(rng: &mut fastrand::Rng, v: &[T]) -> T {
+    v[rng.usize(..v.len())]
+}
+
+/// `count` split over 1 to `max_dims` random dims (the rest 1).
+fn split(rng: &mut fastrand::Rng, count: u16, max_dims: usize) -> [u16; 4] {
+    let dims = rng.usize(1..=max_dims);
+    let mut num = [1u16; 4];
+    let mut left = count;
+    for n in num.iter_mut().take(dims - 1) {
+        let divisors: Vec<u16> = (1..=left).filter(|v| left.is_multiple_of(*v)).collect();
+        *n = pick(rng, &divisors);
+        left /= *n;
+    }
+    num[dims - 1] = left;
+    num
+}
+
+/// A random walk of `num` in the first [`WINDOW`] bytes of `part`'s partition.
+fn walk(rng: &mut fastrand::Rng, region: Region, part: u32, size: u32, num: [u16; 4]) -> Tensor4d {
+    let mut step: [i16; 4] = std::array::from_fn(|_| rng.i16(-6..=6));
+    match rng.u8(0..4) {
+        0 => {
+            step = [
+                1,
+                num[0] as i16,
+                (num[0] * num[1]) as i16,
+                (num[0] * num[1] * num[2]) as i16,
+            ]
+        }
+        1 => step[0] = 1,
+        _ => {}
+    }
+    Tensor4d {
+        addr: Addr4::new(region, part, rng.u32(0..WINDOW / size) * size),
+        step,
+        num,
+    }
+}
+
+/// [`walk`] of `count` elements split over 1 to `max_dims` dims.
+fn walk_split(
+    rng: &mut fastrand::Rng,
+    region: Region,
+    part: u32,
+    size: u32,
+    count: u16,
+    max_dims: usize,
+) -> Tensor4d {
+    let num = split(rng, count, max_dims);
+    walk(rng, region, part, size, num)
+}
+
+fn to_3d(t: Tensor4d) -> Tensor3d {
+    Tensor3d {
+        addr: t.addr,
+        step: [t.step[0], t.step[1], t.step[2]],
+        num: [t.num[0], t.num[1], t.num[2] * t.num[3]],
+    }
+}
+
+/// One random record of the new kernels (not always valid).
+fn random_kernel_record(rng: &mut fastrand::Rng) -> Record {
+    let count = rng.u16(1..=24);
+    let channels = rng.u32(1..=PARTITIONS_U32);
+    let part = |rng: &mut fastrand::Rng| rng.u32(0..=PARTITIONS_U32 - channels);
+    let sp = part(rng);
+    let dp = if rng.bool() { sp } else { part(rng) };
+    match rng.u8(0..4) {
+        0 | 1 => {
+            let opcode = if rng.bool() {
+                Opcode::COPY
+            } else {
+                Opcode::CAST
+            };
+            let i = pick(rng, &TR_DTYPES);
+            let o = if opcode == Opcode::COPY || rng.u8(0..5) == 0 {
+                i
+            } else if rng.u8(0..8) == 0 {
+                Dtype::FP32R
+            } else {
+                pick(rng, &TR_DTYPES[..9])
+            };
+            let (is, os) = (i.size().unwrap(), o.size().unwrap());
+            let region = |rng: &mut fastrand::Rng, size: u32| {
+                if rng.u8(0..4) == 0 && size == 4 {
+                    Region::Psum
+                } else {
+                    Region::Sbuf
+                }
+            };
+            let sn = split(rng, count, 4);
+            let sr = region(rng, 4);
+            let src = walk(rng, sr, sp, is, sn);
+            let dst = if rng.u8(0..5) == 0 && is == os {
+                src // in place (EC-42)
+            } else {
+                let dn = split(rng, count, 4);
+                let dr = region(rng, os);
+                walk(rng, dr, dp, os, dn)
+            };
+            S4d4Tr::new(opcode, i, o, channels as u8, src, dst).encode()
+        }
+        2 => {
+            let o = pick(rng, &TT_SRC);
+            let o = if rng.u8(0..8) == 0 { Dtype::FP32R } else { o };
+            let gn = split(rng, count, 4);
+            let gstep = std::array::from_fn(|_| match rng.u8(0..4) {
+                0 => rng.i16(..),
+                _ => rng.i16(-300..=300),
+            });
+            let base = match rng.u8(0..3) {
+                0 => rng.i32(..),
+                1 => i32::MAX - rng.i32(0..100),
+                _ => rng.i32(-1000..1000),
+            };
+            let data = Data4d {
+                base,
+                step: gstep,
+                num: gn,
+            };
+            let mult = match rng.u8(0..3) {
+                0 => rng.i32(..),
+                _ => rng.i32(-70000..70000),
+            };
+            let size = o.size().unwrap();
+            let region = if size == 4 && rng.u8(0..4) == 0 {
+                Region::Psum
+            } else {
+                Region::Sbuf
+            };
+            let dst = walk_split(rng, region, dp, size, count, 4);
+            D4Iota::new(o, channels as u8, data, mult, dst).encode()
+        }
+        _ => {
+            let (opcode, op, d) = if rng.bool() {
+                const OPS: [AluOp; 9] = [
+                    AluOp::BYPASS,
+                    AluOp::BITWISE_NOT,
+                    AluOp::ARITH_SHIFT_LEFT,
+                    AluOp::ARITH_SHIFT_RIGHT,
+                    AluOp::BITWISE_AND,
+                    AluOp::BITWISE_OR,
+                    AluOp::BITWISE_XOR,
+                    AluOp::LOGICAL_SHIFT_LEFT,
+                    AluOp::LOGICAL_SHIFT_RIGHT,
+                ];
+                let t = pick(rng, &INT32S);
+                (Opcode::TENSOR_TENSOR_BITVEC, pick(rng, &OPS), [t; 3])
+            } else if rng.bool() {
+                const SIGNED: [u8; 13] = [
+                    0xC4, 0xC5, 0xC6, 0xC9, 0xCA, 0xCF, 0xD0, 0xD1, 0xD2, 0xD3, 0xD4, 0xC4, 0xC6,
+                ];
+                const UNSIGNED: [u8; 13] = [
+                    0xC4, 0xC5, 0xC6, 0xC9, 0xCA, 0xD5, 0xD6, 0xD7, 0xD8, 0xD9, 0xDA, 0xDB, 0xC4,
+                ];
+                if rng.bool() {
+                    (
+                        Opcode::TENSOR_TENSOR_ARITH,
+                        AluOp(pick(rng, &SIGNED)),
+                        [Dtype::INT32; 3],
+                    )
+                } else {
+                    (
+                        Opcode::TENSOR_TENSOR_ARITH,
+                        AluOp(pick(rng, &UNSIGNED)),
+                        [Dtype::UINT32; 3],
+                    )
+                }
+            } else {
+                let op = pick(rng, &[AluOp::ADD, AluOp::SUBTRACT, AluOp::MULT]);
+                let d = if rng.bool() {
+                    [pick(rng, &INT32S), pick(rng, &INT32S), pick(rng, &INT32S)]
+                } else {
+                    let o = if rng.u8(0..8) == 0 {
+                        Dtype::FP32R
+                    } else {
+                        pick(rng, &TT_SRC)
+                    };
+                    [pick(rng, &TT_SRC), pick(rng, &TT_SRC), o]
+                };
+                (Opcode::TENSOR_TENSOR_ARITH, op, d)
+            };
+            let sizes = d.map(|t| t.size().unwrap());
+            let s1p = if rng.bool() { sp } else { part(rng) };
+            let src0 = to_3d(walk_split(rng, Region::Sbuf, sp, sizes[0], count, 3));
+            let mut src1 = to_3d(walk_split(rng, Region::Sbuf, s1p, sizes[1], count, 3));
+            if rng.u8(0..4) == 0 {
+                src1.step = [0, 0, 0]; // broadcast of one element
+            }
+            let dst = if rng.u8(0..4) == 0 && sizes[0] == sizes[2] {
+                src0 // in place (EC-42)
+            } else {
+                to_3d(walk_split(rng, Region::Sbuf, dp, sizes[2], count, 3))
+            };
+            S3s3d3Tt::new(
+                opcode,
+                op,
+                d[0],
+                d[1],
+                d[2],
+                channels as u8,
+                src0,
+                src1,
+                dst,
+            )
+            .encode()
+        }
+    }
+}
+
+const PARTITIONS_U32: u32 = tpb_emu::limits::PARTITIONS;
+
+/// A random valid record of the new kernels.
+fn random_valid_kernel_record(rng: &mut fastrand::Rng) -> Record {
+    loop {
+        let r = random_kernel_record(rng);
+        if check(&r, Target::pool(ARCH)).is_ok() {
+            return r;
+        }
+    }
+}
+
+/// Runs raw records on `exec` over a copy of `mem`.
+fn run_records(exec: &mut dyn Executor, records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
+    use tpb_emu::device::{NoTrace, Program, run_program};
+    let bytes = tpb_emu::isa::stream::to_bytes(records);
+    let program = Program::from_stream(&bytes, Target::pool(ARCH)).expect("valid records");
+    let mut out = mem.clone();
+    run_program(exec, &program, &mut out, &mut NoTrace).expect("runs");
+    out
+}
+
+#[test]
+fn random_kernel_streams_agree_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x5EED_0046);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let (streams, per_stream) = (100, 24);
+    let mut kernels = 0;
+    for s in 0..streams {
+        randomize(&mut mem, &mut rng, s as u8);
+        // Mostly new kernels, some Pool: all in the same small window, so
+        // later records read what earlier ones wrote.
+        let records: Vec<Record> = (0..per_stream)
+            .map(|_| {
+                if rng.u8(0..6) == 0 {
+                    random_valid_pool(&mut rng, Target::pool(ARCH)).encode()
+                } else {
+                    kernels += 1;
+                    random_valid_kernel_record(&mut rng)
+                }
+            })
+            .collect();
+        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem);
+        let gpu_out = run_records(&mut gpu_exec, &records, &mem);
+        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
+            let text: Vec<String> = records
+                .iter()
+                .map(tpb_emu::isa::text::disasm_record)
+                .collect();
+            let active = region.active_bytes(ARCH) as usize;
+            panic!(
+                "stream {s}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}\n{}",
+                region.name(),
+                i / active,
+                i % active,
+                text.join("\n")
+            );
+        }
+    }
+    assert!(kernels >= 2000, "{kernels} new-kernel records");
+}

@@ -132,8 +132,8 @@ fn the_three_errors_are_distinct() {
 #[test]
 fn rows_not_emulated_name_their_kernel() {
     let cases: [(u8, u8, usize, &str); 5] = [
-        (0x7E, 0, 0, "Iota"),
-        (0x51, 0, 4, "decode_tensor_tensor_arith"),
+        (0x7C, 0, 1, "CrossLaneReduce"),
+        (0xBE, 0, 14, "get_sequence_bounds"),
         (0xF0, 1, 7, "ExtendedInstCopy"),
         (0xF0, 3, 10, "Rand/Cptc"),
         (0x7B, 0, 16, "decode_tensor_dequantize"),
@@ -160,11 +160,11 @@ fn rows_not_emulated_name_their_kernel() {
         res.unwrap_err(),
         DispatchError::NotEmulated { row: 15, .. }
     ));
-    // A non-0xF0 opcode ignores byte 12 (EC-15): 0x7E with byte 12 = 5 still finds row 0.
-    let (res, _) = dispatch_raw(Arch::Cayman, 0, &record(&[(0, 0x7E), (12, 5)]));
+    // A non-0xF0 opcode ignores byte 12 (EC-15): 0x7C with byte 12 = 5 still finds row 1.
+    let (res, _) = dispatch_raw(Arch::Cayman, 0, &record(&[(0, 0x7C), (12, 5)]));
     assert!(matches!(
         res.unwrap_err(),
-        DispatchError::NotEmulated { row: 0, .. }
+        DispatchError::NotEmulated { row: 1, .. }
     ));
 }
 

@@ -6,7 +6,13 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Expression, ScalarKind, TypeInner};
 use tpb_emu::device::gpu::kernels::Shader;
 
-const SHADERS: [Shader; 2] = [Shader::Pool, Shader::Copy];
+const SHADERS: [Shader; 5] = [
+    Shader::Pool,
+    Shader::Copy,
+    Shader::Cast,
+    Shader::Iota,
+    Shader::TensorTensor,
+];
 
 fn module(shader: Shader) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(shader.source())

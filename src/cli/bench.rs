@@ -5,22 +5,29 @@
 //! output bytes, next to a copy of the same number of bytes (read + written).
 //! (b) A stream of small records (16 lanes, 4 outputs of a 2×2 window each)
 //! as records/s, next to the time of one empty submission.
+//! (c) The elementwise kernels over 128 lanes of most of SBUF — Copy fp32,
+//! Cast fp32→bf16, Tensor-Tensor ADD fp32 — as GB/s beside the same copy
+//! reference (`kernels_over_copy`).
 
 use super::CliError;
 use super::backend::{Backend, gpu_error};
+use crate::device::CpuExecutor;
 use crate::device::cpu::pool::execute;
+use crate::device::exec::Executor;
 use crate::device::gpu::batch::{self, Dispatch, EncodeCx};
 use crate::device::gpu::copy::CopyKernel;
 use crate::device::gpu::executor::encode;
 use crate::device::gpu::{BackendChoice, Gpu, GpuMemory, Kernels};
 use crate::device::{CpuOptions, Op, PoolOp};
 use crate::device::{DeviceMemory, Validated};
-use crate::isa::enums::{Dtype, PoolDim, PoolFunc};
+use crate::isa::enums::{AluOp, Dtype, PoolDim, PoolFunc};
 use crate::isa::opcode::Opcode;
+use crate::isa::record::Record;
 use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::samples::pool_2x2_map;
 use crate::isa::tensor::{Addr4, Region, Tensor4d};
 use crate::isa::validate::Target;
+use crate::isa::{S3s3d3Tt, S4d4Tr, Tensor3d};
 use crate::limits::{Arch, PARTITIONS};
 use serde::Serialize;
 use std::hint::black_box;
@@ -76,6 +83,72 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Pool GB/s over copy GB/s, for MAX and AVG.
     pub pool_over_copy: [f64; 2],
+    /// Copy, Cast fp32→bf16 and Tensor-Tensor ADD GB/s over copy GB/s.
+    pub kernels_over_copy: [f64; 3],
+}
+
+/// Names of the elementwise rows, in `kernels_over_copy` order.
+const KERNEL_ROWS: [&str; 3] = [
+    "copy fp32 (0x46)",
+    "cast fp32->bf16 (0x47)",
+    "tensor_tensor add fp32 (0x41)",
+];
+
+/// The elementwise records of (c): `n` elements per lane (a multiple of
+/// 256) over 128 lanes; sources from offset 0, outputs after them.
+pub fn kernel_records(n: u32) -> [Record; 3] {
+    let dims = || [(256u16, 1i16), ((n / 256) as u16, 256), (1, 0), (1, 0)];
+    let t4 = |off: u32| Tensor4d::new(Addr4::new(Region::Sbuf, 0, off), dims());
+    let t3 = |off: u32| {
+        let d = dims();
+        Tensor3d::new(Addr4::new(Region::Sbuf, 0, off), [d[0], d[1], d[2]])
+    };
+    [
+        S4d4Tr::new(
+            Opcode::COPY,
+            Dtype::FP32,
+            Dtype::FP32,
+            128,
+            t4(0),
+            t4(4 * n),
+        )
+        .encode(),
+        S4d4Tr::new(
+            Opcode::CAST,
+            Dtype::FP32,
+            Dtype::BFLOAT16,
+            128,
+            t4(0),
+            t4(4 * n),
+        )
+        .encode(),
+        S3s3d3Tt::new(
+            Opcode::TENSOR_TENSOR_ARITH,
+            AluOp::ADD,
+            Dtype::FP32,
+            Dtype::FP32,
+            Dtype::FP32,
+            128,
+            t3(0),
+            t3(4 * n),
+            t3(8 * n),
+        )
+        .encode(),
+    ]
+}
+
+/// Elements per lane of (c): a quarter of the Pool input's bytes as fp32
+/// elements would make Copy move as many bytes as Pool; kept to what
+/// Tensor-Tensor's three fp32 operands fit in SBUF.
+fn kernel_elements(lane_bytes: u64, arch: Arch) -> u32 {
+    let fit = Region::Sbuf.active_bytes(arch) as u64 / 12;
+    ((lane_bytes / 8).min(fit) / 256 * 256).max(256) as u32
+}
+
+fn kernel_op(r: &Record, arch: Arch) -> Result<Op, CliError> {
+    let v = Validated::new(0, *r, Target::pool(arch))
+        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
+    Op::from_validated(&v).ok_or_else(|| CliError::Exec("no device op".into()))
 }
 
 /// The large record: a `h`×`MAP_WIDTH` fp32 map per lane at offset 0,
@@ -190,6 +263,11 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
     ];
     let ops = [op_of(&records[0], arch)?, op_of(&records[1], arch)?];
     let moved = ops[0].bytes_moved();
+    let n = kernel_elements(lane_bytes, arch);
+    let kernels: Vec<Op> = kernel_records(n)
+        .iter()
+        .map(|r| kernel_op(r, arch))
+        .collect::<Result<_, _>>()?;
     let small: Vec<PoolOp> = (0..args.small_records)
         .map(|i| op_of(&small_record(i), arch))
         .collect::<Result<_, _>>()?;
@@ -207,8 +285,8 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
         ));
     }
     let report = match &backend {
-        Backend::Cpu => bench_cpu(args, &ops, &small, &mut mem, moved)?,
-        Backend::Gpu(g) => bench_gpu(args, g, &ops, &small, &mem, moved)?,
+        Backend::Cpu => bench_cpu(args, &ops, &kernels, &small, &mut mem, moved)?,
+        Backend::Gpu(g) => bench_gpu(args, g, &ops, &kernels, &small, &mem, moved)?,
     };
     let report = Report {
         backend: backend.describe(),
@@ -221,6 +299,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
 fn bench_cpu(
     args: &BenchArgs,
     ops: &[PoolOp; 2],
+    kernels: &[Op],
     small: &[PoolOp],
     mem: &mut DeviceMemory,
     moved: u64,
@@ -230,14 +309,18 @@ fn bench_cpu(
     let half = (moved / 2) as usize;
     let src = vec![1u8; half];
     let mut dst = vec![0u8; half];
-    let [max, avg, copy] = best_interleaved(args.repeat, |case| {
+    let mut exec = CpuExecutor { options: opts };
+    let [max, avg, copy, k0, k1, k2] = best_interleaved(args.repeat, |case| {
         let t0 = Instant::now();
         match case {
             0 | 1 => execute(&ops[case], mem, &opts),
-            _ => {
+            2 => {
                 dst.copy_from_slice(black_box(&src));
                 black_box(&dst);
             }
+            k => exec
+                .execute(&kernels[k - 3], mem)
+                .map_err(|e| CliError::Exec(e.to_string()))?,
         }
         Ok(t0.elapsed())
     })?;
@@ -258,6 +341,9 @@ fn bench_cpu(
         t,
         small.len() as u32,
     ));
+    for (i, t) in [k0, k1, k2].into_iter().enumerate() {
+        rows.push(gb_row(KERNEL_ROWS[i], t, kernels[i].bytes_moved()));
+    }
     Ok(finish("cpu", "wall clock, best of --repeat", rows))
 }
 
@@ -265,6 +351,7 @@ fn bench_gpu(
     args: &BenchArgs,
     gpu: &Gpu,
     ops: &[PoolOp; 2],
+    elementwise_ops: &[Op],
     small: &[PoolOp],
     mem: &DeviceMemory,
     moved: u64,
@@ -293,10 +380,16 @@ fn bench_gpu(
     timed(&max)?;
     timed(&avg)?;
     copy.run().map_err(gpu_error)?;
-    let [t_max, t_avg, t_copy] = best_interleaved(args.repeat, |case| match case {
+    let elementwise: Vec<[Dispatch; 1]> =
+        elementwise_ops.iter().map(|k| [encode(k, &cx)]).collect();
+    for d in &elementwise {
+        timed(d)?;
+    }
+    let [t_max, t_avg, t_copy, k0, k1, k2] = best_interleaved(args.repeat, |case| match case {
         0 => timed(&max),
         1 => timed(&avg),
-        _ => copy.run().map_err(gpu_error),
+        2 => copy.run().map_err(gpu_error),
+        k => timed(&elementwise[k - 3]),
     })?;
     let mut rows = vec![
         gb_row("pool max 2x2 fp32", t_max, moved),
@@ -324,17 +417,29 @@ fn bench_gpu(
         CopyKernel::empty_submit(gpu).map_err(gpu_error)
     })?;
     rows.push(rate_row("one empty submission (wall)", t, 1));
+    for (i, t) in [k0, k1, k2].into_iter().enumerate() {
+        rows.push(gb_row(KERNEL_ROWS[i], t, elementwise_ops[i].bytes_moved()));
+    }
     Ok(finish("gpu", timing, rows))
 }
 
 fn finish(backend: &str, timing: &str, rows: Vec<Row>) -> Report {
     let gb = |i: usize| rows[i].gb_per_s.unwrap_or(0.0);
     let pool_over_copy = [gb(0) / gb(2), gb(1) / gb(2)];
+    let kernel = |name: &str| {
+        rows.iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.gb_per_s)
+            .unwrap_or(0.0)
+            / gb(2)
+    };
+    let kernels_over_copy = KERNEL_ROWS.map(kernel);
     Report {
         backend: backend.into(),
         timing: timing.into(),
         rows,
         pool_over_copy,
+        kernels_over_copy,
     }
 }
 
@@ -373,6 +478,12 @@ fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
         out,
         "pool/copy ratio: max {:.2}, avg {:.2}",
         r.pool_over_copy[0], r.pool_over_copy[1]
+    )
+    .map_err(io)?;
+    writeln!(
+        out,
+        "kernel/copy ratio: copy {:.2}, cast {:.2}, add {:.2}",
+        r.kernels_over_copy[0], r.kernels_over_copy[1], r.kernels_over_copy[2]
     )
     .map_err(io)
 }

@@ -4,9 +4,10 @@
 //! dispatch, builds the packed key `(opcode << 24) | (spec << 16)` (EC-15),
 //! scans the kernel table linearly (bounded by its row count, no sentinel) and
 //! calls the row's handler: `decode_pool` switches on `pool_func`; the 0xF0
-//! rows go through `dispatch_extended_inst`, selected by spec. MaxPoolSelect,
-//! and Pool on SUNDA, bypass the table (EC-14). Only the Pool datapath is
-//! emulated; every other row is an error naming its kernel, never a skip.
+//! rows go through `dispatch_extended_inst`, selected by spec; Iota, Copy,
+//! Cast and Tensor-Tensor run their elementwise op with EC-59's kernel line.
+//! MaxPoolSelect, and Pool on SUNDA, bypass the table (EC-14). Every other
+//! row is an error naming its kernel, never a skip.
 //!
 //! The loop accepts records validation has not seen ([`dispatch_unvalidated`])
 //! so the seed's three errors can be exercised: such a record is validated at
@@ -30,6 +31,10 @@ pub enum Handler {
     DecodePool,
     /// `dispatch_extended_inst` (seed 002 §7): the 0xF0 band, selected by spec.
     Extended,
+    /// An elementwise kernel the emulator runs (Iota, Copy, Cast,
+    /// Tensor-Tensor): its EC-59 kernel line up to the lane count, e.g.
+    /// `Copy : num_chans = `.
+    Elementwise(&'static str),
     /// A kernel known by name that the emulator does not emulate.
     NotEmulated(&'static str),
 }
@@ -78,24 +83,25 @@ pub const fn spec_of(r: &Record) -> u8 {
     }
 }
 
-use Handler::{DecodePool, Extended, NotEmulated};
+use Handler::{DecodePool, Elementwise, Extended, NotEmulated};
 
 /// The CAYMAN/MARIANA kernel table, in registration order (seed 002 §6, SPEC §7).
 pub const KERNEL_TABLE: [KernelRow; 17] = [
-    KernelRow::new(0x7E, 0, NotEmulated("Iota")),
+    // EC-59: the kernel lines of the rows that run.
+    KernelRow::new(0x7E, 0, Elementwise("Iota : num_chans = ")),
     KernelRow::new(0x7C, 0, NotEmulated("CrossLaneReduce (arith)")),
     KernelRow::new(0x7D, 0, NotEmulated("CrossLaneReduce (bitvec)")),
     KernelRow::new(0x45, 0, DecodePool),
-    KernelRow::new(0x51, 0, NotEmulated("decode_tensor_tensor_arith")),
-    KernelRow::new(0x41, 0, NotEmulated("TensorTensor (bitvec)")),
+    KernelRow::new(0x51, 0, Elementwise("TensorTensorBitvec : num_chans = ")),
+    KernelRow::new(0x41, 0, Elementwise("TensorTensorArith num_chans = ")),
     KernelRow::new(0xF0, 0, Extended),
     KernelRow::new(0xF0, 1, Extended),
     KernelRow::new(0xF0, 2, Extended),
     KernelRow::new(0xF0, 4, Extended),
     KernelRow::new(0xF0, 3, Extended),
     KernelRow::new(0x52, 0, NotEmulated("TensorReduce (bitvec)")),
-    KernelRow::new(0x46, 0, NotEmulated("Copy")),
-    KernelRow::new(0x47, 0, NotEmulated("Cast")),
+    KernelRow::new(0x46, 0, Elementwise("Copy : num_chans = ")),
+    KernelRow::new(0x47, 0, Elementwise("Cast : num_chans = ")),
     KernelRow::new(0xBE, 0, NotEmulated("get_sequence_bounds")),
     KernelRow::new(0xF2, 0, NotEmulated("nonzero_with_count")),
     KernelRow::new(0x7B, 0, NotEmulated("decode_tensor_dequantize")),
@@ -272,15 +278,20 @@ fn run(
     let arch = mem.arch();
     let opcode = record.opcode();
     let spec = spec_of(record);
-    // EC-16: the lanes of a Pool record are its channels; any other record
+    // EC-16, EC-59: the lanes of a record are its channels; any other record
     // (unvalidated) is offered to all 128 lanes, so every core dispatches it.
-    let channels = if opcode.class() == OpcodeClass::S4d4Pl {
-        record.u8_at(off::NUM_ACTIVE_CHANNELS) as u32
-    } else {
-        PARTITIONS
+    let channels = match opcode.class() {
+        OpcodeClass::S4d4Pl => record.u8_at(off::NUM_ACTIVE_CHANNELS) as u32,
+        OpcodeClass::S4d4Tr => record.u8_at(crate::isa::s4d4_tr::off::NUM_ACTIVE_CHANNELS) as u32,
+        OpcodeClass::D4Iota => record.u8_at(crate::isa::d4_iota::off::NUM_ACTIVE_CHANNELS) as u32,
+        OpcodeClass::S3s3d3Tt => {
+            record.u8_at(crate::isa::s3s3d3_tt::off::NUM_ACTIVE_CHANNELS) as u32
+        }
+        _ => PARTITIONS,
     };
     let mut validated = validated.copied();
     let mut op = None;
+    let mut elementwise: Option<Op> = None;
     let mut ran_any = false;
     for (core, lanes) in cores(channels) {
         ran_any = true;
@@ -306,6 +317,25 @@ fn run(
             };
             let kernel = match r.handler {
                 DecodePool => None,
+                Elementwise(line) => {
+                    // EC-59: the kernel's line in place of Pool's three.
+                    tr(format!("P{c}: {line}{}", lanes.len()));
+                    if elementwise.is_none() {
+                        let v = match validated {
+                            Some(v) => v,
+                            None => {
+                                let v = Validated::new(offset, *record, Target::pool(arch))?;
+                                validated = Some(v);
+                                v
+                            }
+                        };
+                        elementwise = Some(Op::from_validated(&v).ok_or_else(|| {
+                            BackendError::new("cpu", "a validated record with no device op")
+                        })?);
+                    }
+                    tr(format!("P{c}: Exiting Dispatch"));
+                    continue;
+                }
                 Extended => Some(extended_kernel(spec).unwrap_or("ExtendedInst")),
                 NotEmulated(name) => Some(name),
             };
@@ -372,6 +402,9 @@ fn run(
     // backend runs all cores' lanes, [0, channels), in one pass.
     if let Some(p) = op {
         exec.execute(&Op::Pool(p), mem)?;
+    }
+    if let Some(e) = elementwise {
+        exec.execute(&e, mem)?;
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
 pub use exec::{BackendError, Executor};
 pub use memory::{DeviceMemory, MemError};
-pub use ops::{Op, PoolOp};
+pub use ops::{CopyOp, IotaOp, Op, PoolOp, TtOp};
 
 use crate::isa::opcode::OpcodeClass;
 use crate::isa::record::Record;
@@ -151,8 +151,9 @@ pub enum ExecError {
     },
     /// A valid record this executor does not run (control and DMA records).
     #[error(
-        "record at byte offset {offset} ({opcode}) is not a Pool or MaxPoolSelect record; \
-         programs with control or DMA records run with `tpb-emu run`"
+        "record at byte offset {offset} ({opcode}) is not a POOL datapath record (Pool, \
+         MaxPoolSelect, Iota, Copy, Cast, Tensor-Tensor); programs with control or DMA records \
+         run with `tpb-emu run`"
     )]
     NotPool {
         /// Byte offset of the record.
@@ -182,11 +183,14 @@ pub enum ExecError {
 }
 
 /// Checks, before anything runs, that `exec`-style execution can run every
-/// record: Pool or MaxPoolSelect, with no wait or update.
+/// record: a POOL datapath record, with no wait or update.
 pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
     for v in program.records() {
         let r = v.record();
-        if r.opcode().class() != OpcodeClass::S4d4Pl {
+        if !matches!(
+            r.opcode().class(),
+            OpcodeClass::S4d4Pl | OpcodeClass::S4d4Tr | OpcodeClass::D4Iota | OpcodeClass::S3s3d3Tt
+        ) {
             return Err(ExecError::NotPool {
                 offset: v.offset(),
                 opcode: r.opcode().to_string(),

@@ -66,7 +66,8 @@ impl Dram {
 pub(crate) enum Op {
     /// EVENT_SEMAPHORE, DRAIN: only the events band (EC-24).
     Events,
-    /// Pool / MaxPoolSelect through the POOL engine's dispatch.
+    /// A datapath record (Pool, MaxPoolSelect, Iota, Copy, Cast,
+    /// Tensor-Tensor) through the POOL engine's dispatch.
     Pool(Validated),
     /// EC-26.
     Mov32 { reg: u8, value: u32 },
@@ -367,7 +368,13 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
 fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> {
     let r = v.record();
     Ok(match r.opcode() {
-        Opcode::POOL | Opcode::MAX_POOL_SELECT => Op::Pool(*v),
+        Opcode::POOL
+        | Opcode::MAX_POOL_SELECT
+        | Opcode::IOTA
+        | Opcode::COPY
+        | Opcode::CAST
+        | Opcode::TENSOR_TENSOR_ARITH
+        | Opcode::TENSOR_TENSOR_BITVEC => Op::Pool(*v),
         Opcode::MOV32 => Op::Mov32 {
             reg: r.u8_at(off::MOV32_REG),
             value: r.u32_at(off::MOV32_VALUE),

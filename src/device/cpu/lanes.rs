@@ -134,6 +134,19 @@ impl WalkIter {
         }
         cur
     }
+
+    /// The current element index and how many elements (at most `max`, at
+    /// least 1) follow it along dim 0 before another dim moves (they are
+    /// `step[0]` elements apart); moves past them.
+    #[inline(always)]
+    pub(crate) fn next_run(&mut self, max: u64) -> (i64, u64) {
+        let start = self.pos;
+        let n = (self.num[0] - self.idx[0]).min(max).max(1);
+        self.idx[0] += n - 1;
+        self.pos += self.step[0] * (n - 1) as i64;
+        self.next_index();
+        (start, n)
+    }
 }
 
 /// Reads `size` little-endian bytes at `at`.
@@ -158,5 +171,12 @@ mod tests {
         let mut it = WalkIter::new(t.num.map(|n| n as u64), t.step.map(|s| s as i64));
         let got: Vec<i64> = (0..want.len()).map(|_| it.next_index()).collect();
         assert_eq!(got, want);
+        let mut it = WalkIter::new(t.num.map(|n| n as u64), t.step.map(|s| s as i64));
+        let mut runs = vec![];
+        while runs.len() < want.len() {
+            let (start, n) = it.next_run(2);
+            runs.extend((0..n as i64).map(|j| start + j * t.step[0] as i64));
+        }
+        assert_eq!(runs, want);
     }
 }

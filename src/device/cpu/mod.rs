@@ -1,8 +1,12 @@
 //! The CPU reference backend: SPEC §6 and SPEC-KERNELS in executable form,
 //! one module per kernel family. Every GPU backend must reproduce its bits.
 
+pub mod copy;
+pub(crate) mod elementwise;
+pub mod iota;
 pub mod lanes;
 pub mod pool;
+pub mod tensor_tensor;
 
 use crate::device::exec::{BackendError, Executor};
 use crate::device::memory::DeviceMemory;
@@ -27,6 +31,9 @@ impl Executor for CpuExecutor {
     fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         match op {
             Op::Pool(p) => pool::execute(p, mem, &self.options),
+            Op::Copy(c) => copy::execute(c, mem, &self.options),
+            Op::Iota(i) => iota::execute(i, mem, &self.options),
+            Op::TensorTensor(t) => tensor_tensor::execute(t, mem, &self.options),
         }
         Ok(())
     }

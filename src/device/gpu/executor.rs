@@ -29,6 +29,9 @@ pub struct GpuExecutor<'g> {
 pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
     match op {
         Op::Pool(p) => super::pool::dispatch(p, cx),
+        Op::Copy(c) => super::elementwise::copy(c, cx),
+        Op::Iota(i) => super::elementwise::iota(i, cx),
+        Op::TensorTensor(t) => super::elementwise::tensor_tensor(t, cx),
     }
 }
 

@@ -23,6 +23,34 @@ pub const POOL_WGSL: &str = concat!(
     include_str!("../../../shaders/pool.wgsl"),
 );
 
+/// Copy and Cast: the shared files, `elementwise.wgsl`, then `cast.wgsl`.
+pub const CAST_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/elementwise.wgsl"),
+    include_str!("../../../shaders/cast.wgsl"),
+);
+
+/// Iota: the shared files, `elementwise.wgsl`, then `iota.wgsl`.
+pub const IOTA_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/elementwise.wgsl"),
+    include_str!("../../../shaders/iota.wgsl"),
+);
+
+/// Tensor-Tensor: the shared files, `elementwise.wgsl`, then
+/// `tensor_tensor.wgsl`.
+pub const TENSOR_TENSOR_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/elementwise.wgsl"),
+    include_str!("../../../shaders/tensor_tensor.wgsl"),
+);
+
 /// The benchmarks' reference copy kernel (its own buffers, no device memory).
 pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
@@ -40,6 +68,12 @@ pub enum Shader {
     Pool,
     /// The reference copy ([`COPY_WGSL`]).
     Copy,
+    /// Copy and Cast records ([`CAST_WGSL`]).
+    Cast,
+    /// Iota records ([`IOTA_WGSL`]).
+    Iota,
+    /// Tensor-Tensor records ([`TENSOR_TENSOR_WGSL`]).
+    TensorTensor,
 }
 
 impl Shader {
@@ -48,6 +82,9 @@ impl Shader {
         match self {
             Shader::Pool => POOL_WGSL,
             Shader::Copy => COPY_WGSL,
+            Shader::Cast => CAST_WGSL,
+            Shader::Iota => IOTA_WGSL,
+            Shader::TensorTensor => TENSOR_TENSOR_WGSL,
         }
     }
 
@@ -56,6 +93,9 @@ impl Shader {
         match self {
             Shader::Pool => "pool.wgsl",
             Shader::Copy => "copy.wgsl",
+            Shader::Cast => "cast.wgsl",
+            Shader::Iota => "iota.wgsl",
+            Shader::TensorTensor => "tensor_tensor.wgsl",
         }
     }
 

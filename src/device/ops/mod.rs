@@ -3,18 +3,30 @@
 //! comes from a record that passed validation; the CPU reference
 //! ([`crate::device::cpu`]) and the GPU kernels consume the same op.
 
+pub mod copy;
+pub mod iota;
 pub mod pool;
+pub mod tensor_tensor;
 
 use crate::device::Validated;
 use crate::isa::opcode::OpcodeClass;
 
+pub use copy::CopyOp;
+pub use iota::IotaOp;
 pub use pool::PoolOp;
+pub use tensor_tensor::TtOp;
 
 /// One validated record's datapath work.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     /// Pool (0x45) and MaxPoolSelect (0x58).
     Pool(PoolOp),
+    /// Copy (0x46) and Cast (0x47).
+    Copy(CopyOp),
+    /// Iota (0x7E).
+    Iota(IotaOp),
+    /// Tensor-Tensor arith (0x41) and bitvec (0x51).
+    TensorTensor(TtOp),
 }
 
 impl Op {
@@ -23,6 +35,9 @@ impl Op {
     pub fn from_validated(v: &Validated) -> Option<Op> {
         match v.record().opcode().class() {
             OpcodeClass::S4d4Pl => PoolOp::from_validated(v).map(Op::Pool),
+            OpcodeClass::S4d4Tr => CopyOp::from_validated(v).map(Op::Copy),
+            OpcodeClass::D4Iota => IotaOp::from_validated(v).map(Op::Iota),
+            OpcodeClass::S3s3d3Tt => TtOp::from_validated(v).map(Op::TensorTensor),
             _ => None,
         }
     }
@@ -31,6 +46,9 @@ impl Op {
     pub fn channels(&self) -> u32 {
         match self {
             Op::Pool(p) => p.channels(),
+            Op::Copy(c) => c.channels(),
+            Op::Iota(i) => i.channels(),
+            Op::TensorTensor(t) => t.channels(),
         }
     }
 
@@ -39,6 +57,9 @@ impl Op {
     pub fn elements(&self) -> u64 {
         match self {
             Op::Pool(p) => p.elements(),
+            Op::Copy(c) => c.elements(),
+            Op::Iota(i) => i.elements(),
+            Op::TensorTensor(t) => t.elements(),
         }
     }
 
@@ -46,6 +67,9 @@ impl Op {
     pub fn bytes_moved(&self) -> u64 {
         match self {
             Op::Pool(p) => p.bytes_moved(),
+            Op::Copy(c) => c.bytes_moved(),
+            Op::Iota(i) => i.bytes_moved(),
+            Op::TensorTensor(t) => t.bytes_moved(),
         }
     }
 }

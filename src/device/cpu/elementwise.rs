@@ -1,0 +1,269 @@
+//! The lane engine of the elementwise kernels (Copy/Cast, Iota,
+//! Tensor-Tensor): for each lane and walk position k, element k of every
+//! source walk is read, combined, and written to element k of the dst walk.
+//!
+//! Lanes go in chunks of [`CHUNK`] positions: gather each source's elements
+//! (as 32-bit patterns) in walk order, let the kernel combine them, scatter
+//! the results along the dst walk. Validation guarantees (EC-42) that a
+//! source byte the dst walk also writes belongs to the same element at the
+//! same position k of the same lane, so reading a chunk before writing it
+//! reads exactly what the record reads; no byte is shared across lanes, so
+//! lanes run on separate threads. A source in another partition of the dst
+//! region is copied first (a snapshot), which Rust's borrows need and EC-42
+//! makes exact.
+
+use super::CpuOptions;
+use super::lanes::WalkIter;
+use crate::device::memory::DeviceMemory;
+use crate::device::ops::pool::Side;
+use crate::isa::tensor::Region;
+
+/// Walk positions per chunk.
+pub(crate) const CHUNK: usize = 256;
+
+/// One operand: its walk and its element size in bytes (1, 2 or 4).
+#[derive(Clone, Copy)]
+pub(crate) struct Operand<'s> {
+    pub(crate) side: &'s Side,
+    pub(crate) size: usize,
+}
+
+/// An elementwise kernel: what one lane computes from its sources' elements.
+pub(crate) trait Kernel: Sync {
+    /// Per-lane state (Iota's generator walk).
+    type Lane;
+    /// The state of lane `lane` (counted from the start partition).
+    fn lane(&self, lane: u32) -> Self::Lane;
+    /// Combines one chunk: `src[i][j]` is source i's element (its raw bits in
+    /// the low bytes, higher bits zero) at the chunk's position j; `out[j]`
+    /// receives the dst element's bits in its low bytes.
+    fn chunk(&self, lane: &mut Self::Lane, src: [&[u32]; 2], out: &mut [u32]);
+}
+
+/// Where a lane reads one source.
+enum SrcMem<'a> {
+    /// In the dst partition (same region and partition as dst).
+    Dst,
+    /// A slice of another region, or a snapshot, with element 0 at `at`.
+    Slice(&'a [u8], i64),
+}
+
+struct Lane<'a> {
+    index: u32,
+    dst: &'a mut [u8],
+    srcs: Vec<SrcMem<'a>>,
+}
+
+/// Runs kernel `k` on `channels` lanes of `count` positions: `srcs` (at most
+/// two) are read, `dst` written.
+pub(crate) fn run<K: Kernel>(
+    k: &K,
+    mem: &mut DeviceMemory,
+    opts: &CpuOptions,
+    channels: u32,
+    count: u64,
+    dst: Operand,
+    srcs: &[Operand],
+) {
+    let ch = channels as usize;
+    let d = dst.side;
+    // Snapshots of sources in other partitions of dst's region.
+    let mut snaps: Vec<Option<(Vec<u8>, usize, i64)>> = Vec::with_capacity(srcs.len());
+    for s in srcs {
+        let side = s.side;
+        if side.region != d.region || side.partition == d.partition {
+            snaps.push(None);
+            continue;
+        }
+        let (lo, hi) = side.byte_range(s.size);
+        let (lo, hi) = (lo.max(0) as usize, hi.max(0) as usize);
+        let pb = mem.active_bytes(side.region) as usize;
+        let region = mem.region_bytes(side.region);
+        let mut v = Vec::with_capacity(ch * (hi - lo));
+        for lane in 0..ch {
+            let p = (side.partition as usize + lane) * pb;
+            v.extend_from_slice(&region[p + lo..p + hi]);
+        }
+        snaps.push(Some((v, hi - lo, side.offset as i64 - lo as i64)));
+    }
+    let dpb = mem.active_bytes(d.region) as usize;
+    let opb = mem.active_bytes(other(d.region)) as usize;
+    let (sbuf, psum) = mem.split_mut();
+    let (dmem, omem): (&mut [u64], &[u64]) = match d.region {
+        Region::Sbuf => (sbuf, psum),
+        Region::Psum => (psum, sbuf),
+    };
+    let dmem: &mut [u8] = bytemuck::cast_slice_mut(dmem);
+    let omem: &[u8] = bytemuck::cast_slice(omem);
+    let mut lanes: Vec<Lane> = dmem
+        .chunks_mut(dpb)
+        .skip(d.partition as usize)
+        .take(ch)
+        .enumerate()
+        .map(|(lane, dst)| Lane {
+            index: lane as u32,
+            dst,
+            srcs: Vec::new(),
+        })
+        .collect();
+    for (s, snap) in srcs.iter().zip(&snaps) {
+        let side = s.side;
+        for lane in lanes.iter_mut() {
+            let l = lane.index as usize;
+            lane.srcs.push(match snap {
+                Some((v, len, at)) => SrcMem::Slice(&v[l * len..(l + 1) * len], *at),
+                None if side.region == d.region => SrcMem::Dst,
+                None => {
+                    let p = (side.partition as usize + l) * opb;
+                    SrcMem::Slice(&omem[p..p + opb], side.offset as i64)
+                }
+            });
+        }
+    }
+    let threads = opts.threads(channels, count.saturating_mul(channels as u64));
+    let run_lanes = |lanes: &mut [Lane]| {
+        for lane in lanes {
+            run_lane(k, lane, count, dst, srcs);
+        }
+    };
+    if threads <= 1 {
+        run_lanes(&mut lanes);
+        return;
+    }
+    let per = lanes.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        for chunk in lanes.chunks_mut(per) {
+            sc.spawn(move || run_lanes(chunk));
+        }
+    });
+}
+
+fn other(r: Region) -> Region {
+    match r {
+        Region::Sbuf => Region::Psum,
+        Region::Psum => Region::Sbuf,
+    }
+}
+
+fn walk(s: &Side) -> WalkIter {
+    WalkIter::new(s.num, s.step)
+}
+
+fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &[Operand]) {
+    let mut st = k.lane(lane.index);
+    let mut dwalk = walk(dst.side);
+    let mut swalk: Vec<WalkIter> = srcs.iter().map(|s| walk(s.side)).collect();
+    let mut buf = [[0u32; CHUNK]; 2];
+    let mut out = [0u32; CHUNK];
+    let mut done = 0u64;
+    while done < count {
+        let len = (count - done).min(CHUNK as u64) as usize;
+        for (i, s) in srcs.iter().enumerate() {
+            let (bytes, at): (&[u8], i64) = match &lane.srcs[i] {
+                SrcMem::Dst => (&*lane.dst, s.side.offset as i64),
+                SrcMem::Slice(b, at) => (b, *at),
+            };
+            gather(
+                bytes,
+                at,
+                &mut swalk[i],
+                s.side.step[0],
+                s.size,
+                &mut buf[i][..len],
+            );
+        }
+        let [b0, b1] = &buf;
+        k.chunk(&mut st, [&b0[..len], &b1[..len]], &mut out[..len]);
+        scatter(
+            lane.dst,
+            dst.side.offset as i64,
+            &mut dwalk,
+            dst.side.step[0],
+            dst.size,
+            &out[..len],
+        );
+        done += len as u64;
+    }
+}
+
+/// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).
+fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out: &mut [u32]) {
+    let mut i = 0;
+    while i < out.len() {
+        let (start, n) = w.next_run((out.len() - i) as u64);
+        let n = n as usize;
+        let o = &mut out[i..i + n];
+        let first = (at + start * size as i64) as usize;
+        if step0 == 1 || n == 1 {
+            let src = &bytes[first..first + n * size];
+            match size {
+                4 => {
+                    for (x, c) in o.iter_mut().zip(src.chunks_exact(4)) {
+                        *x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                }
+                2 => {
+                    for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
+                        *x = u16::from_le_bytes([c[0], c[1]]) as u32;
+                    }
+                }
+                _ => {
+                    for (x, &c) in o.iter_mut().zip(src) {
+                        *x = c as u32;
+                    }
+                }
+            }
+        } else {
+            let stride = step0 * size as i64;
+            for (j, x) in o.iter_mut().enumerate() {
+                let a = (first as i64 + j as i64 * stride) as usize;
+                *x = read(bytes, a, size);
+            }
+        }
+        i += n;
+    }
+}
+
+/// Writes `vals` (low bytes) to the next `vals.len()` elements of walk `w`.
+fn scatter(bytes: &mut [u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, vals: &[u32]) {
+    let mut i = 0;
+    while i < vals.len() {
+        let (start, n) = w.next_run((vals.len() - i) as u64);
+        let n = n as usize;
+        let v = &vals[i..i + n];
+        let first = (at + start * size as i64) as usize;
+        if step0 == 1 || n == 1 {
+            let dst = &mut bytes[first..first + n * size];
+            match size {
+                4 => {
+                    for (c, x) in dst.chunks_exact_mut(4).zip(v) {
+                        c.copy_from_slice(&x.to_le_bytes());
+                    }
+                }
+                2 => {
+                    for (c, x) in dst.chunks_exact_mut(2).zip(v) {
+                        c.copy_from_slice(&(*x as u16).to_le_bytes());
+                    }
+                }
+                _ => {
+                    for (c, x) in dst.iter_mut().zip(v) {
+                        *c = *x as u8;
+                    }
+                }
+            }
+        } else {
+            let stride = step0 * size as i64;
+            for (j, x) in v.iter().enumerate() {
+                let a = (first as i64 + j as i64 * stride) as usize;
+                bytes[a..a + size].copy_from_slice(&x.to_le_bytes()[..size]);
+            }
+        }
+        i += n;
+    }
+}
+
+fn read(bytes: &[u8], at: usize, size: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b[..size].copy_from_slice(&bytes[at..at + size]);
+    u32::from_le_bytes(b)
+}

@@ -1,0 +1,212 @@
+//! The elementwise kernel families on the GPU — Copy/Cast, Iota,
+//! Tensor-Tensor — encoded as dispatches of `shaders/elementwise.wgsl`
+//! composed with the family's file (`cast.wgsl`, `iota.wgsl`,
+//! `tensor_tensor.wgsl`). One parameter block ([`ElemParams`]) serves all
+//! three; the family's dtypes and op are override constants, so each variant
+//! compiles once.
+
+use super::batch::{Dispatch, EncodeCx};
+use super::kernels::{PipelineKey, Shader, grid};
+use super::memory::region_base;
+use crate::device::ops::copy::{Conversion, CopyOp};
+use crate::device::ops::iota::IotaOp;
+use crate::device::ops::pool::Side;
+use crate::device::ops::tensor_tensor::{TtOp, TtPath};
+use crate::limits::Arch;
+use bytemuck::{Pod, Zeroable};
+use std::mem::{offset_of, size_of};
+
+/// `struct Operand` of shaders/elementwise.wgsl: one operand's walk.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct OperandParams {
+    /// num per dim (x first).
+    pub num: [u32; 4],
+    /// step per dim, in elements.
+    pub step: [i32; 4],
+    /// Byte offset in the memory buffer of lane 0's element index 0.
+    pub base: u32,
+    /// Bytes between lanes (the region's active bytes per partition).
+    pub lane_stride: u32,
+    /// Element bytes.
+    pub size: u32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
+}
+
+/// `struct Params` of shaders/elementwise.wgsl, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct ElemParams {
+    /// The dst walk.
+    pub dst: OperandParams,
+    /// The first source (unused by Iota).
+    pub src0: OperandParams,
+    /// The second source (Tensor-Tensor only).
+    pub src1: OperandParams,
+    /// Iota: DATA4D's counts.
+    pub gen_num: [u32; 4],
+    /// Iota: DATA4D's steps.
+    pub gen_step: [i32; 4],
+    /// Lanes.
+    pub channels: u32,
+    /// Walk positions per lane.
+    pub count: u32,
+    /// Workgroups along x of the 2-D dispatch.
+    pub groups_x: u32,
+    /// Invocations per lane: `ceil(count / per)`.
+    pub segments: u32,
+    /// Positions per invocation.
+    pub per: u32,
+    /// Iota: DATA4D's base.
+    pub iota_base: u32,
+    /// Iota: channel_multiplier.
+    pub iota_mult: u32,
+    /// Padding.
+    pub pad: u32,
+}
+
+// The WGSL layout: three 48-byte operands, two vec4s, eight u32s.
+const _: () = assert!(size_of::<OperandParams>() == 48);
+const _: () = assert!(size_of::<ElemParams>() == 208);
+const _: () = assert!(size_of::<ElemParams>() as u64 <= super::kernels::PARAMS_BYTES);
+const _: () = assert!(offset_of!(ElemParams, src1) == 96);
+const _: () = assert!(offset_of!(ElemParams, gen_num) == 144);
+const _: () = assert!(offset_of!(ElemParams, channels) == 176);
+const _: () = assert!(offset_of!(ElemParams, iota_base) == 196);
+
+/// Positions per invocation on the row path, largest first: a software
+/// rasterizer (llvmpipe) pays per invocation for the coordinates.
+const ROW_PER: [u32; 3] = [16, 8, 4];
+/// Positions per invocation when some walk leaves its row within a segment.
+const WALK_PER: u32 = 8;
+
+fn operand(s: &Side, size: usize, arch: Arch) -> OperandParams {
+    let active = s.region.active_bytes(arch);
+    // Validation bounds every count (2^24 elements per lane) and step
+    // (i16), so the narrowing casts are exact.
+    OperandParams {
+        num: s.num.map(|n| n as u32),
+        step: s.step.map(|v| v as i32),
+        base: region_base(s.region, arch) + s.partition * active + s.offset,
+        lane_stride: active,
+        size: size as u32,
+        pad: 0,
+    }
+}
+
+/// Whether a walk over `num`/`step` takes `per` positions at a time along
+/// one row with x step 1.
+fn rows_of(num: [u32; 4], step: [i32; 4], per: u32) -> bool {
+    num[0].is_multiple_of(per) && step[0] == 1
+}
+
+/// Fills in the segment size and grid; `walks` are the walks the family
+/// uses (dst first). Returns the ROWS override and the grid.
+fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> (bool, (u32, u32)) {
+    let rows = ROW_PER
+        .into_iter()
+        .find(|&per| walks.iter().all(|&(n, s)| rows_of(n, s, per)));
+    p.per = rows.unwrap_or(WALK_PER);
+    p.segments = p.count.div_ceil(p.per);
+    let g = grid(p.channels as u64 * p.segments as u64, cx.max_x);
+    p.groups_x = g.0;
+    (rows.is_some(), g)
+}
+
+fn dispatch(
+    shader: Shader,
+    p: &ElemParams,
+    mut constants: Vec<(&'static str, u32)>,
+    rows: bool,
+    grid: (u32, u32),
+) -> Dispatch {
+    constants.push(("ROWS", rows as u32));
+    constants.sort();
+    Dispatch {
+        key: PipelineKey {
+            shader,
+            entry: "elementwise",
+            constants,
+        },
+        params: bytemuck::bytes_of(p).to_vec(),
+        grid,
+    }
+}
+
+/// A Copy or Cast op as one dispatch of `cast.wgsl`.
+pub fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
+    let c = op.conversion();
+    let mut p = ElemParams {
+        dst: operand(op.dst(), c.dst_size(), cx.arch),
+        src0: operand(op.src(), c.src_size(), cx.arch),
+        channels: op.channels(),
+        count: op.count() as u32,
+        ..Default::default()
+    };
+    let walks = [(p.dst.num, p.dst.step), (p.src0.num, p.src0.step)];
+    let (rows, g) = finish(&mut p, &walks, cx);
+    let constants = match c {
+        Conversion::Bits { .. } => vec![("CONVERT", 0)],
+        Conversion::Convert { from, to } => vec![
+            ("CONVERT", 1),
+            ("IN_DTYPE", from.dtype().0 as u32),
+            ("OUT_DTYPE", to.dtype().0 as u32),
+        ],
+    };
+    let mut constants = constants;
+    constants.push(("SOURCES", 1));
+    dispatch(Shader::Cast, &p, constants, rows, g)
+}
+
+/// An Iota op as one dispatch of `iota.wgsl`.
+pub fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
+    let mut p = ElemParams {
+        dst: operand(op.dst(), op.out_ty().size(), cx.arch),
+        gen_num: op.num().map(|n| n as u32),
+        gen_step: op.step().map(|s| s as i32),
+        channels: op.channels(),
+        count: op.count() as u32,
+        iota_base: op.base() as u32,
+        iota_mult: op.channel_multiplier() as u32,
+        ..Default::default()
+    };
+    let walks = [(p.dst.num, p.dst.step), (p.gen_num, p.gen_step)];
+    let (rows, g) = finish(&mut p, &walks, cx);
+    let constants = vec![
+        ("SOURCES", 0),
+        ("GENERATOR", 1),
+        ("OUT_DTYPE", op.out_ty().dtype().0 as u32),
+    ];
+    dispatch(Shader::Iota, &p, constants, rows, g)
+}
+
+/// A Tensor-Tensor op as one dispatch of `tensor_tensor.wgsl`.
+pub fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
+    let [s0, s1, sd] = op.sizes();
+    let [a, b] = op.src();
+    let mut p = ElemParams {
+        dst: operand(op.dst(), sd, cx.arch),
+        src0: operand(a, s0, cx.arch),
+        src1: operand(b, s1, cx.arch),
+        channels: op.channels(),
+        count: op.count() as u32,
+        ..Default::default()
+    };
+    let walks = [
+        (p.dst.num, p.dst.step),
+        (p.src0.num, p.src0.step),
+        (p.src1.num, p.src1.step),
+    ];
+    let (rows, g) = finish(&mut p, &walks, cx);
+    let [d0, d1] = op.src_dtype();
+    let constants = vec![
+        ("SOURCES", 2),
+        ("ALU", op.alu().0 as u32),
+        ("F32_PATH", matches!(op.path(), TtPath::F32 { .. }) as u32),
+        ("IN0_DTYPE", d0.0 as u32),
+        ("IN1_DTYPE", d1.0 as u32),
+        ("OUT_DTYPE", op.out_dtype().0 as u32),
+    ];
+    dispatch(Shader::TensorTensor, &p, constants, rows, g)
+}
