@@ -459,8 +459,19 @@ impl Compiled {
     /// Stages and runs the program on `exec`; converts the argmax positions
     /// to PyTorch's flat indices.
     pub fn run(&self, exec: &mut dyn Executor) -> Result<PoolOutput, FrontendError> {
+        self.run_with_budget(exec, crate::limits::DEFAULT_MAX_WORK)
+    }
+
+    /// [`Compiled::run`] with a work budget (elements moved or folded, as
+    /// `--max-work` of `run`); a program that would exceed it stops with an error.
+    pub fn run_with_budget(
+        &self,
+        exec: &mut dyn Executor,
+        max_work: u64,
+    ) -> Result<PoolOutput, FrontendError> {
         let staged = stage(&self.program)?;
         let mut m = Machine::new(staged);
+        m.set_max_work(max_work);
         m.run(exec, &mut NoTrace)?;
         let y = m.variable("y").unwrap_or_default().to_vec();
         let output = Tensor {

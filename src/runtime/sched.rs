@@ -19,11 +19,11 @@ use super::DEFAULT_MAX_RECORDS;
 use super::dma;
 use super::stage::{Cond, Op, Staged, Step, To};
 use crate::device::{DeviceMemory, DispatchError, Executor, Trace, dispatch};
-use crate::isa::S4d4Pl;
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
 use crate::isa::record::Events;
 use crate::isa::text::disasm_record;
+use crate::isa::{Record, S4d4Pl};
 use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::fmt;
@@ -719,13 +719,17 @@ fn exit_point_ends(arrival: Arrival) -> bool {
 /// loop of them still counts.
 pub(crate) fn record_work(step: &Step) -> u64 {
     match step.op {
-        Op::Pool(_) => {
-            let p = S4d4Pl::decode(&step.record);
-            p.src.elements() * u64::from(p.num_active_channels).max(1)
-        }
+        Op::Pool(_) => pool_work(&step.record),
         Op::Dma(_) => DmaMemcpy::decode(&step.record).src.elements().max(1),
         _ => 1,
     }
+}
+
+/// The work budget's count for a Pool-family record: the elements it folds,
+/// its src walk's elements times its active channels (at least 1).
+pub fn pool_work(record: &Record) -> u64 {
+    let p = S4d4Pl::decode(record);
+    p.src.elements() * u64::from(p.num_active_channels).max(1)
 }
 
 /// A readable form of the control and DMA records (the text form prints them raw).

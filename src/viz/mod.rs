@@ -363,6 +363,13 @@ pub fn text_at(img: &mut RgbImage, x: u32, y: u32, text: &str) {
     }
 }
 
+/// The bytes of `img` as a PNG file.
+pub fn png_bytes(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut buf, image::ImageFormat::Png)?;
+    Ok(buf.into_inner())
+}
+
 /// Writes `img` as a PNG.
 pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
     img.save_with_format(path, image::ImageFormat::Png)
