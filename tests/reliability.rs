@@ -621,3 +621,144 @@ fn item7_no_loader_noise_and_a_lazy_gpu() {
         assert!(err(&o).contains("Vulkan Loader"), "{}", err(&o));
     }
 }
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn i64s(b: &[u8]) -> Vec<i64> {
+    b.chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Item 8: a 1×3×40000 signal (one row too long for an i16 row step, and too
+/// wide for one partition with its outputs and indices) pools like PyTorch's
+/// `max_pool1d(kernel_size=3, stride=2, padding=1, return_indices=True)`.
+#[test]
+fn item8_a_long_1d_signal_pools_like_pytorch() {
+    let d = tempfile::tempdir().unwrap();
+    let l = 40_000usize;
+    let val = |c: usize, i: usize| ((i * 7 + c * 13) % 101) as f32 - 50.0;
+    let x: Vec<f32> = (0..3)
+        .flat_map(|c| (0..l).map(move |i| val(c, i)))
+        .collect();
+    let xp = d.path().join("x.npy");
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    tpb_emu::npy::write_npy(&xp, Dtype::FP32, &[1, 3, l as u64], &bytes).unwrap();
+    let (yp, ip) = (d.path().join("y.npy"), d.path().join("i.npy"));
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&xp),
+        "--mode",
+        "max",
+        "--kernel",
+        "3",
+        "--stride",
+        "2",
+        "--padding",
+        "1",
+        "--indices",
+        s(&ip),
+        "--output",
+        s(&yp),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let y = tpb_emu::npy::read_npy(&yp).unwrap();
+    // PyTorch: Lo = floor((L + 2·1 − 3) / 2) + 1 = 20000.
+    assert_eq!(y.shape, [1, 3, 20_000]);
+    let (y, idx) = (
+        f32s(&y.data),
+        i64s(&tpb_emu::npy::read_npy(&ip).unwrap().data),
+    );
+    for c in 0..3 {
+        for j in 0..20_000 {
+            // Window taps 2j−1, 2j, 2j+1 inside [0, L); the first maximum wins.
+            let mut best = (f32::NEG_INFINITY, -1i64);
+            for i in (2 * j as i64 - 1)..=(2 * j as i64 + 1) {
+                if (0..l as i64).contains(&i) && val(c, i as usize) > best.0 {
+                    best = (val(c, i as usize), i);
+                }
+            }
+            assert_eq!(y[c * 20_000 + j], best.0, "c {c} j {j}");
+            assert_eq!(idx[c * 20_000 + j], best.1, "c {c} j {j}");
+        }
+    }
+}
+
+/// Item 8: a map wider than a partition holds is tiled along the width.
+#[test]
+fn item8_a_wide_map_is_tiled_along_the_width() {
+    let (h, w) = (4usize, 70_000usize);
+    let val = |p: usize, r: usize, c: usize| ((r * 31 + c * 3 + p * 5) % 64) as f32 / 16.0;
+    let data: Vec<u8> = (0..2)
+        .flat_map(|p| (0..h).flat_map(move |r| (0..w).map(move |c| val(p, r, c))))
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let x = tpb_emu::frontend::Tensor {
+        dtype: Dtype::FP32,
+        shape: vec![1, 2, h as u64, w as u64],
+        data,
+    };
+    let p = tpb_emu::frontend::Pool2d::new(tpb_emu::frontend::PoolMode::Avg, 2, 2);
+    let c = tpb_emu::frontend::compile(&p, &x).expect("wide maps compile");
+    assert!(
+        c.band_cols < 35_000,
+        "tiled: {} columns per band",
+        c.band_cols
+    );
+    let got = tpb_emu::frontend::run_cpu(&p, &x).unwrap();
+    assert_eq!(got.output.shape, [1, 2, 2, 35_000]);
+    let y = f32s(&got.output.data);
+    for pl in 0..2 {
+        for oh in 0..2 {
+            for ow in 0..35_000 {
+                // Multiples of 1/16: the sum is exact, and × 0.25 is exact.
+                let sum: f32 = [(0, 0), (0, 1), (1, 0), (1, 1)]
+                    .iter()
+                    .map(|&(a, b)| val(pl, 2 * oh + a, 2 * ow + b))
+                    .sum();
+                assert_eq!(y[(pl * 2 + oh) * 35_000 + ow], sum * 0.25);
+            }
+        }
+    }
+}
+
+/// Item 8: PyTorch's padding rule (pad ≤ effective kernel / 2) and message.
+#[test]
+fn item8_padding_follows_pytorchs_rule() {
+    let d = tempfile::tempdir().unwrap();
+    let x = pool2d_input(d.path());
+    let y = d.path().join("y.npy");
+    let pool = |extra: &[&str]| {
+        let mut a = vec![
+            "pool2d",
+            "--input",
+            s(&x),
+            "--mode",
+            "max",
+            "--output",
+            s(&y),
+        ];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--backend", "cpu"]);
+        tpb(&a)
+    };
+    let o = pool(&["--kernel", "3", "--padding", "2"]);
+    assert_eq!(code(&o), 4, "{}", err(&o));
+    assert!(
+        err(&o).contains(
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"
+        ),
+        "{}",
+        err(&o)
+    );
+    // Dilation 2 makes the effective kernel 5: pad 2 is allowed.
+    let o = pool(&["--kernel", "3", "--dilation", "2", "--padding", "2"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+}
