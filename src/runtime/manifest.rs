@@ -314,6 +314,17 @@ pub fn load_with_files(manifest: &Path) -> Result<(Program, Vec<PathBuf>), Manif
     Ok((program, files))
 }
 
+/// Parses manifest `text` as if read from `manifest`, resolving the files
+/// it names against `dir` (the fuzz target's entry point: no manifest file).
+pub fn from_str(text: &str, manifest: &Path, dir: &Path) -> Result<Program, ManifestError> {
+    let mut files = Vec::new();
+    parse(text, dir, &mut files).map_err(|(fault, names)| ManifestError {
+        manifest: manifest.to_owned(),
+        fault,
+        names,
+    })
+}
+
 /// A fault and the variables' names (to name the one at fault).
 type Fault = (ManifestFault, Vec<String>);
 
