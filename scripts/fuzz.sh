@@ -7,6 +7,8 @@
 # Needs a nightly toolchain and cargo-fuzz (`rustup toolchain install nightly`,
 # `cargo install cargo-fuzz`). Not part of CI: CI runs the seeded property
 # loops in `cargo test` instead. Extra libFuzzer flags: FUZZ_FLAGS="-runs=1000000".
+# The crate forbids `unsafe`, so a crash is a panic, which libFuzzer catches
+# without a sanitizer; FUZZ_SANITIZER=address turns AddressSanitizer back on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
@@ -35,7 +37,8 @@ status=0
 for t in "${targets[@]}"; do
     seed "$t"
     log="fuzz/corpus/$t.log"
-    if cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" \
+    if cargo +nightly fuzz run -s "${FUZZ_SANITIZER:-none}" "$t" "fuzz/corpus/$t" -- \
+        -max_total_time="$secs" \
         -print_final_stats=1 ${FUZZ_FLAGS:-} > "$log" 2>&1; then
         crashes=0
     else

@@ -47,7 +47,10 @@ pub fn run(manifest_path: &Path, dir: &Path, out: &mut dyn Write) -> Result<(), 
     let (program, read) =
         manifest::load_with_files(manifest_path).map_err(|e| CliError::BadInput(e.to_string()))?;
     let target_dir = resolve(dir);
-    if let Some(f) = read.iter().find(|f| resolve(f).starts_with(&target_dir)) {
+    if let Some(f) = read
+        .iter()
+        .find(|f| resolve(f).parent() == Some(target_dir.as_path()))
+    {
         return Err(CliError::Usage(format!(
             "--out {}: the folder holds {}, which the program reads; lowering into it would \
              overwrite the source (choose another folder)",
