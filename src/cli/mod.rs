@@ -123,6 +123,15 @@ pub fn read_stream(path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
+/// Writes one whole file atomically: a temporary file beside it, renamed
+/// into place ([`crate::files::Outputs`]); commands with several outputs use
+/// one `Outputs` for all of them instead.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let mut outs = crate::files::Outputs::new();
+    outs.write(path, bytes)?;
+    Ok(outs.commit()?)
+}
+
 /// Refuses (exit 2) an output that is an input or another output
 /// ([`crate::files::check_distinct`]); each entry is `(what, path)`.
 pub fn check_paths(
