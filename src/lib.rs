@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod device;
+pub mod files;
 pub mod frontend;
 pub mod isa;
 pub mod limits;

@@ -108,3 +108,12 @@ impl Arch {
         Arch::ALL.into_iter().find(|a| a.name() == s)
     }
 }
+
+/// The most bytes any input file (stream, `.npy`, manifest, model) may hold unless
+/// `--max-input-bytes` or `TPB_EMU_MAX_INPUT_BYTES` says otherwise: 4 GiB (an emulator
+/// limit, so that a file such as `/dev/zero` cannot exhaust memory; see `crate::files`).
+pub const MAX_INPUT_BYTES: u64 = 4 << 30;
+
+/// The default work budget of `run`, `exec` and `pool2d` (`--max-work`): elements moved
+/// by DMA plus elements folded by Pool-family records, 2^36 (an emulator limit).
+pub const DEFAULT_MAX_WORK: u64 = 1 << 36;

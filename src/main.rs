@@ -18,8 +18,17 @@ use tpb_emu::limits::Arch;
     about = "Emulator of the AWS Neuron TPB POOL engine"
 )]
 struct Args {
+    /// Refuse any input file (stream, .npy, manifest) larger than this many bytes
+    /// (e.g. 4096, 64M, 4G; default 4G, or TPB_EMU_MAX_INPUT_BYTES).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = parse_bytes)]
+    max_input_bytes: Option<u64>,
     #[command(subcommand)]
     command: Command,
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    tpb_emu::files::parse_bytes(s)
+        .ok_or_else(|| format!("`{s}` is not a byte count such as 4096 or 4G"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -157,7 +166,7 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
-    /// Run a POOL-engine stream on the CPU reference: load inputs, execute, dump outputs.
+    /// Run a POOL-engine stream on a backend: load inputs, execute, dump outputs.
     Exec {
         /// The stream: raw 64-byte records.
         file: PathBuf,
@@ -170,7 +179,8 @@ enum Command {
         /// ADDR=in.npy: write the array's bytes at ADDR (sbuf:P:OFF, psum:P:OFF or a hex ADDR4).
         #[arg(long, value_name = "ADDR=NPY")]
         load: Vec<String>,
-        /// ADDR:DTYPE:SHAPE=out.npy: after the run, write memory at ADDR as an array.
+        /// ADDR:DTYPE:SHAPE=out.npy: after the run, write memory at ADDR as an array
+        /// (SHAPE: axes joined by `x`, lanes first, e.g. 128x4x4).
         #[arg(long, value_name = "ADDR:DTYPE:SHAPE=NPY")]
         dump: Vec<String>,
         /// Which backend executes.
@@ -179,6 +189,9 @@ enum Command {
         /// Also draw every dump as DIR/<stem>.png (a montage of its planes).
         #[arg(long, value_name = "DIR")]
         png: Option<PathBuf>,
+        /// Refuse (exit 1) a stream whose records would fold more elements than this.
+        #[arg(long, default_value_t = tpb_emu::limits::DEFAULT_MAX_WORK)]
+        max_work: u64,
     },
     /// Run a whole program (a TOML manifest of engine streams and DRAM variables).
     Run {
@@ -202,7 +215,35 @@ enum Command {
         /// Also draw every output variable as DIR/<name>.png (a montage of its planes).
         #[arg(long, value_name = "DIR")]
         png: Option<PathBuf>,
+        /// Stop with an error once the program would move (DMA) or fold (Pool) more
+        /// elements than this.
+        #[arg(long, default_value_t = tpb_emu::limits::DEFAULT_MAX_WORK)]
+        max_work: u64,
     },
+}
+
+impl Command {
+    /// Whether the command may open a GPU adapter.
+    fn may_open_gpu(&self) -> bool {
+        match self {
+            Command::Info | Command::Bench(_) => true,
+            Command::Exec { backend, .. } | Command::Run { backend, .. } => {
+                !matches!(backend, BackendArg::Cpu)
+            }
+            Command::Pool2d(a) => !matches!(a.backend, cli::pool2d::BackendOpt::Cpu),
+            Command::Demo(a) => !matches!(a.backend, cli::pool2d::BackendOpt::Cpu),
+            _ => false,
+        }
+    }
+
+    /// Whether the command prints JSON (its errors are then a JSON object too).
+    fn json(&self) -> bool {
+        match self {
+            Command::Validate { json, .. } | Command::Run { json, .. } => *json,
+            Command::Bench(BenchCommand::Pool { json, .. }) => *json,
+            _ => false,
+        }
+    }
 }
 
 fn run(args: Args) -> Result<(), CliError> {
@@ -263,6 +304,7 @@ fn run(args: Args) -> Result<(), CliError> {
             dump,
             backend,
             png,
+            max_work,
         } => {
             let args = cli::exec::ExecArgs {
                 file,
@@ -272,6 +314,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 dumps: dump,
                 backend: backend.into(),
                 png,
+                max_work: Some(max_work),
             };
             cli::exec::run(&args, &mut out)
         }
@@ -283,6 +326,7 @@ fn run(args: Args) -> Result<(), CliError> {
             json,
             max_records,
             png,
+            max_work,
         } => {
             let args = cli::run::RunArgs {
                 manifest,
@@ -291,11 +335,40 @@ fn run(args: Args) -> Result<(), CliError> {
                 trace,
                 json,
                 max_records,
+                max_work,
                 png,
             };
             cli::run::run(&args, &mut out)
         }
     }
+}
+
+/// Quiet Vulkan on headless machines. Mesa's device-select Vulkan layer (an
+/// implicit layer every Mesa install enables) connects to Wayland while
+/// devices are enumerated, and libwayland prints `error: XDG_RUNTIME_DIR is
+/// invalid or not set in the environment.` when that variable is missing,
+/// once per enumeration. The layer's only switch is the environment variable
+/// `NODEVICE_SELECT`, and this crate forbids `unsafe` (`std::env::set_var`
+/// is unsafe), so on such a machine a command that may open a GPU runs itself
+/// once more with `NODEVICE_SELECT=1` and exits with the child's code. The
+/// layer only reorders devices; wgpu enumerates every adapter and chooses
+/// itself, so nothing else changes. Returns `None` when no re-run is needed.
+fn rerun_without_device_select() -> Option<ExitCode> {
+    let headless =
+        std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| !std::path::Path::new(&d).is_absolute());
+    if !headless || std::env::var_os("NODEVICE_SELECT").is_some() {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let status = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("NODEVICE_SELECT", "1")
+        .status()
+        .ok()?;
+    Some(match status.code() {
+        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(Exit::Exec as u8)),
+        None => Exit::Exec.into(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -305,11 +378,36 @@ fn main() -> ExitCode {
         std::process::exit(Exit::Exec as i32);
     }));
     let args = Args::parse();
-    match run(args) {
+    if args.command.may_open_gpu()
+        && let Some(code) = rerun_without_device_select()
+    {
+        return code;
+    }
+    let json = args.command.json();
+    // `validate --json` already reports an invalid record as one of its lines.
+    let validate = matches!(args.command, Command::Validate { .. });
+    let limit = match args.max_input_bytes {
+        Some(n) => Ok(n),
+        None => tpb_emu::files::input_limit(),
+    };
+    let result = match limit {
+        Ok(n) => {
+            tpb_emu::files::set_input_limit(n);
+            run(args)
+        }
+        Err(msg) => Err(CliError::Usage(msg)),
+    };
+    match result {
         Ok(()) => Exit::Ok.into(),
         Err(e) => {
+            let code = e.exit();
+            if json && !(validate && code == Exit::Invalid) {
+                // The JSON modes answer in JSON on failure too (stdout), beside stderr's line.
+                let obj = serde_json::json!({ "error": e.to_string(), "exit": code as u8 });
+                println!("{obj}");
+            }
             eprintln!("tpb-emu: {e}");
-            e.exit().into()
+            code.into()
         }
     }
 }

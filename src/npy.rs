@@ -2,6 +2,7 @@
 //! Header parsing and writing are the `npyz` crate's; this module checks
 //! dtypes and shapes and hands back little-endian, C-order bytes.
 
+use crate::files::{FileError, read_input};
 use crate::isa::enums::Dtype;
 use npyz::{DType, Endianness, NpyHeader, Order, TypeChar, TypeStr, WriteOptions, WriterBuilder};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,9 @@ pub enum NpyError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The file is larger than the input limit, or memory ran out ([`crate::files`]).
+    #[error(transparent)]
+    File(#[from] FileError),
     /// The file is not an `.npy` of a supported dtype and shape.
     #[error("{path}: bad .npy: {why}", path = path.display())]
     Bad {
@@ -53,19 +57,55 @@ pub struct Npy {
     pub data: Vec<u8>,
 }
 
-/// Reads an `.npy` of one of the load dtypes.
-pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
-    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+/// Parses the header of the `.npy` bytes `bytes` (read from `path`, named in
+/// errors): the header and the offset of the data. A header that claims more
+/// bytes than the file holds is refused before anything is allocated for it.
+pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError> {
     let err = |why: String| NpyError::Bad {
         path: path.to_owned(),
         why,
     };
-    let mut cur = std::io::Cursor::new(&bytes[..]);
+    // The format: 6 magic bytes, major and minor version, then the header
+    // length as a u16 (version 1) or u32 (versions 2 and 3), little-endian.
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(err("not an .npy file (no \\x93NUMPY magic)".into()));
+    }
+    let (len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as u64, 10u64),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as u64,
+            12,
+        ),
+        v => return Err(err(format!("unsupported .npy version {v}"))),
+    };
+    if start + len > bytes.len() as u64 {
+        return Err(err(format!(
+            "the header claims {len} bytes but the file holds {}",
+            bytes.len()
+        )));
+    }
+    let mut cur = std::io::Cursor::new(bytes);
     let header = NpyHeader::from_reader(&mut cur).map_err(|e| err(e.to_string()))?;
-    let data = &bytes[cur.position() as usize..];
+    Ok((header, cur.position() as usize))
+}
+
+/// Reads an `.npy` of one of the load dtypes. The file is read whole with the
+/// input limit in force ([`crate::files::read_input`]); its header must not
+/// promise more data than the file holds.
+pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
+    let bytes = read_input(path)?;
+    parse_npy(path, &bytes)
+}
+
+/// Parses the `.npy` bytes `bytes` (read from `path`, named in errors) as
+/// [`read_npy`] does.
+pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
+    let err = |why: String| NpyError::Bad {
+        path: path.to_owned(),
+        why,
+    };
+    let (header, start) = header(path, bytes)?;
+    let data = &bytes[start..];
     let DType::Plain(ts) = header.dtype() else {
         return Err(err("structured dtypes are not supported".into()));
     };
@@ -165,23 +205,31 @@ pub fn npy_descr(dtype: Dtype) -> &'static str {
     }
 }
 
-/// Writes `data` (little-endian elements of `dtype`, C order) as an `.npy` of `shape`.
-pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), NpyError> {
-    let err = |why: String| NpyError::Bad {
-        path: path.to_owned(),
-        why,
-    };
+/// The bytes of an `.npy` of `shape` holding `data` (little-endian elements
+/// of `dtype`, C order), header included.
+pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>, String> {
     let ts: TypeStr = npy_descr(dtype)
         .parse()
-        .map_err(|e| err(format!("npy descr: {e}")))?;
+        .map_err(|e| format!("npy descr: {e}"))?;
     let mut buf = Vec::with_capacity(128 + data.len());
     WriteOptions::new_header_only()
         .dtype(DType::Plain(ts))
         .shape(shape)
         .writer(&mut buf)
         .write_header_only()
-        .map_err(|e| err(format!("npy header: {e}")))?;
+        .map_err(|e| format!("npy header: {e}"))?;
     buf.extend_from_slice(data);
+    Ok(buf)
+}
+
+/// Writes `data` (little-endian elements of `dtype`, C order) as an `.npy` of
+/// `shape` straight to `path` (commands write through [`crate::files::Outputs`]
+/// with [`npy_bytes`] instead).
+pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), NpyError> {
+    let buf = npy_bytes(dtype, shape, data).map_err(|why| NpyError::Bad {
+        path: path.to_owned(),
+        why,
+    })?;
     std::fs::write(path, &buf).map_err(|source| NpyError::Io {
         path: path.to_owned(),
         source,

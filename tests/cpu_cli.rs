@@ -224,7 +224,7 @@ fn big_endian_fortran_npy_loads_like_c_order() {
 }
 
 #[test]
-fn bad_addresses_shapes_and_npy_exit_4() {
+fn malformed_addresses_and_shapes_exit_2_bad_npy_and_ranges_exit_4() {
     let d = Dir::new("bad");
     write_stream(&d.path("s.bin"), &seed_stream());
     write_f32_npy(&d.path("in.npy"), &[4, 4, 4], &seed_data());
@@ -233,12 +233,22 @@ fn bad_addresses_shapes_and_npy_exit_4() {
     npyz::to_file_1d(&f64_npy, vec![1.0f64, 2.0]).unwrap();
     let load = |spec: String| tpb(&["exec", &d.arg("s.bin"), "--load", &spec]);
     let dump = |spec: String| tpb(&["exec", &d.arg("s.bin"), "--dump", &spec]);
+    // Malformed flag values: usage errors (exit 2).
     for out in [
         load(format!("sbuf:128:0={}", d.arg("in.npy"))),
         load(format!("dram:0:0={}", d.arg("in.npy"))),
         load(format!("0x80000010={}", d.arg("in.npy"))),
         load(format!("sbuf:0:zz={}", d.arg("in.npy"))),
         load(d.arg("in.npy")),
+        dump(format!("sbuf:0:0:fp32:4x0={}", d.arg("o.npy"))),
+        dump(format!("sbuf:0:0:fp32:={}", d.arg("o.npy"))),
+        dump(format!("sbuf:0:0:float32:4={}", d.arg("o.npy"))),
+        dump("sbuf:0:0:fp32:4".to_string()),
+    ] {
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+    }
+    // Bad files, and loads or dumps outside active memory: bad input (exit 4).
+    for out in [
         load(format!("sbuf:0:0={}", d.arg("junk.npy"))),
         load(format!("sbuf:0:0={}", d.arg("f64.npy"))),
         load(format!("sbuf:0:0={}", d.arg("missing.npy"))),
@@ -246,10 +256,6 @@ fn bad_addresses_shapes_and_npy_exit_4() {
         load(format!("sbuf:126:0={}", d.arg("in.npy"))),
         load(format!("sbuf:0:0x37fc4={}", d.arg("in.npy"))),
         load(format!("psum:0:0x3ff0={}", d.arg("in.npy"))),
-        dump(format!("sbuf:0:0:fp32:4x0={}", d.arg("o.npy"))),
-        dump(format!("sbuf:0:0:fp32:={}", d.arg("o.npy"))),
-        dump(format!("sbuf:0:0:float32:4={}", d.arg("o.npy"))),
-        dump("sbuf:0:0:fp32:4".to_string()),
         dump(format!("sbuf:127:0:fp32:2x4={}", d.arg("o.npy"))),
         dump(format!("sbuf:0:0x37ffc:fp32:1x2={}", d.arg("o.npy"))),
         dump(format!("psum:0:0x4000:fp32:1x1={}", d.arg("o.npy"))),

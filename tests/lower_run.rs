@@ -442,3 +442,29 @@ fn a_stream_without_pseudo_opcodes_lowers_to_itself() {
         assert_eq!(total, n * 64);
     }
 }
+
+#[test]
+fn a_call_as_the_main_programs_last_action_returns_onto_the_exit_point_and_ends() {
+    // EC-29 (amended): the return is a REGISTER-mode branch onto the exit point.
+    let input = [
+        inc(0),             // in 0
+        call("f"),          // in 1
+        begin("f", 10, 11), // in 2
+        inc(5),             // in 3
+        ret(),              // in 4
+    ];
+    // Lowered: 0 inc0, 64 MOV r10=256, 128 MOV r11=0, 192 BR->256, [exit 256]
+    // 256 inc5, 320 DRAIN, 384 BR r10|r11<<32 (back to 256, the exit point).
+    let l = lower(&to_bytes(&input)).unwrap();
+    assert_eq!(l.exits(), &[256]);
+    let mut m = tpb_emu::runtime::Machine::new(stage(&one(Engine::Pool, &input)).unwrap());
+    m.set_max_records(1000);
+    m.run(
+        &mut tpb_emu::device::CpuExecutor::default(),
+        &mut tpb_emu::device::NoTrace,
+    )
+    .expect("the program ends");
+    // main 4 records (inc0, MOV, MOV, BR), f's 3 once; sem5 counts f's runs.
+    assert_eq!(m.executed()[Engine::Pool as usize], 7);
+    assert_eq!((m.semaphore(0), m.semaphore(5)), (1, 1));
+}

@@ -106,3 +106,43 @@ fn the_demo_runs_on_a_gpu_and_matches_the_cpu() {
     assert!(o.matches_reference, "GPU vs plain reference");
     assert_eq!(o.matches_cpu, Some(true), "GPU vs CPU backend");
 }
+
+#[test]
+fn value_montages_carry_a_colour_bar_and_argmax_maps_a_legend() {
+    // One 2x2 plane from -1.5 to 3: diverging, so the bar spans -3 .. 3.
+    let p = Planes::new(&[2, 2], vec![-1.5, 0.0, 1.0, 3.0]).unwrap();
+    let img = write_and_decode(&viz::montage(&p, &Options::default()));
+    let top = img.height() - viz::LEGEND_H + viz::GAP;
+    let right = img.width() - viz::GAP - 1;
+    assert_eq!(
+        at(&img, (viz::GAP, top)),
+        viz::color(Cmap::Diverging, 0.0).0
+    );
+    assert_eq!(at(&img, (right, top)), viz::color(Cmap::Diverging, 1.0).0);
+    // "-3 .. 3": 7 characters of 8x8 text under the bar.
+    assert!(img.width() >= 7 * 8 + 2 * viz::GAP);
+    let text_row = top + viz::COLOUR_BAR_H + 2;
+    let lit = (0..img.width())
+        .flat_map(|x| (text_row..text_row + 8).map(move |y| (x, y)))
+        .filter(|&xy| at(&img, xy) == viz::TEXT.0)
+        .count();
+    assert!(
+        lit > 20,
+        "the range is written under the bar ({lit} text pixels)"
+    );
+
+    // Window positions 0..=3: four swatches in the legend, in order.
+    let p = Planes::new(&[2, 2], vec![0.0, 1.0, 2.0, 3.0]).unwrap();
+    let img = write_and_decode(&viz::argmax_map(&p));
+    let top = img.height() - viz::LEGEND_H + viz::GAP;
+    // Each entry: an 8-px swatch, 2 px, one 8-px digit, 6 px = 24 px.
+    for k in 0..4u32 {
+        assert_eq!(
+            at(&img, (viz::GAP + 24 * k + 3, top + 3)),
+            viz::category(k as usize).0,
+            "swatch {k}"
+        );
+    }
+    // Four entries and no more: the legend (wider than the 52-px grid) sets the width.
+    assert_eq!(img.width(), 24 * 4 + 2 * viz::GAP);
+}

@@ -28,6 +28,16 @@ impl Backend {
         }
     }
 
+    /// [`Backend::open`] for a program that may have no record for a device:
+    /// with `needs_device` false, `auto` opens no adapter and takes the CPU
+    /// backend (nothing would run on a GPU anyway); `gpu` still insists on one.
+    pub fn open_for(choice: BackendChoice, needs_device: bool) -> Result<Backend, CliError> {
+        if !needs_device && choice == BackendChoice::Auto {
+            return Ok(Backend::Cpu);
+        }
+        Backend::open(choice)
+    }
+
     /// `cpu`, or `gpu (<adapter name>)`.
     pub fn describe(&self) -> String {
         match self {

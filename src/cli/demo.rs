@@ -69,13 +69,12 @@ pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
         target.arch.name()
     ))?;
 
-    std::fs::create_dir_all(&a.out).map_err(|source| CliError::Io {
-        path: a.out.clone(),
-        source,
-    })?;
+    // The pictures appear together, and only when the whole demo succeeded.
+    let outs = std::cell::RefCell::new(crate::files::Outputs::new());
+    outs.borrow_mut().create_dir(&a.out)?;
     let save = |img: &image::RgbImage, name: &str| -> Result<PathBuf, CliError> {
         let p = a.out.join(name);
-        viz::save_png(img, &p).map_err(exec_err)?;
+        outs.borrow_mut().write(&p, &super::png_bytes(img, &p)?)?;
         Ok(p)
     };
     let backend = Backend::open(a.backend.into())?;
@@ -146,6 +145,7 @@ pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     }
     if failed.is_empty() {
+        outs.into_inner().commit()?;
         w(format!(
             "\nall {} configurations match the reference",
             fd::configs().len()

@@ -1,9 +1,13 @@
-//! `tpb-emu exec STREAM.bin [--arch A] [--trace] [--load ADDR=in.npy]... [--dump ADDR:DTYPE:SHAPE=out.npy]... [--png DIR]`
+//! `tpb-emu exec STREAM.bin [--arch A] [--backend B] [--trace] [--load ADDR=in.npy]... [--dump ADDR:DTYPE:SHAPE=out.npy]... [--png DIR] [--max-work N]`
 //!
 //! Validates a POOL-engine stream (exit 3 on the first invalid record, as
 //! `validate`), refuses records with a wait or an update (exit 1: they need
 //! the scheduler of `run`), loads the inputs, runs every record in order on
-//! the CPU reference, and writes the dumps.
+//! the chosen backend, writes the dumps and says what it wrote. A dump path
+//! equal to an input (the stream, a load) or to another dump is refused
+//! before anything runs (exit 2); the dumps appear only when the whole
+//! command has succeeded. A program whose Pool records would fold more than
+//! `--max-work` elements in all is refused before it runs (exit 1).
 //!
 //! `ADDR` is `sbuf:P:OFF` or `psum:P:OFF` (P and OFF decimal or `0x` hex) or
 //! a raw ADDR4 in hex (`0x00040010`). An array's first axis is lanes, from
@@ -12,20 +16,22 @@
 //! int32, int64, float16 or float32 and write their raw little-endian bytes.
 //! A dump's DTYPE is a SPEC text name; `bf16` is written as uint16 bits,
 //! `fp32r` as float32, the fp8 types as uint8 bits. SHAPE is `AxBxC` (or
-//! `A,B,C`). Anything wrong with an ADDR, SHAPE, DTYPE or `.npy` file, or a
-//! load or dump outside active memory, is bad input (exit 4). `--png DIR`
+//! `A,B,C`). A malformed ADDR, SHAPE or DTYPE is a usage error (exit 2);
+//! a bad `.npy` file, or a load or dump outside active memory, is bad input
+//! (exit 4). `--png DIR`
 //! also draws every dump as `DIR/<stem>.png` (the `.npy` file's stem), a
 //! montage of its planes ([`crate::viz::raw_montage`]).
 
 use super::backend::Backend;
-use super::{CliError, read_stream};
+use super::{CliError, check_paths, named, npy_bytes, png_bytes, read_stream};
 use crate::device::gpu::BackendChoice;
 use crate::device::{DeviceMemory, ExecError, Program, Trace, check_runnable, run_program};
+use crate::files::Outputs;
 use crate::isa::enums::Dtype;
 use crate::isa::tensor::{Addr4, Location, Region};
 use crate::isa::validate::{StreamInvalid, Target};
 use crate::limits::{Arch, PARTITIONS};
-use crate::npy::{read_npy, write_npy};
+use crate::npy::read_npy;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -46,6 +52,8 @@ pub struct ExecArgs {
     pub backend: BackendChoice,
     /// Where each dump is also drawn as a PNG.
     pub png: Option<PathBuf>,
+    /// The work budget (elements folded); `None`: [`crate::limits::DEFAULT_MAX_WORK`].
+    pub max_work: Option<u64>,
 }
 
 /// A parsed `--load`.
@@ -82,6 +90,17 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .iter()
         .map(|s| parse_dump(s))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut inputs = vec![named("the stream", &args.file)];
+    inputs.extend(loads.iter().map(|l| named("--load", &l.path)));
+    let mut outputs: Vec<_> = dumps.iter().map(|d| named("--dump", &d.path)).collect();
+    if let Some(dir) = &args.png {
+        outputs.extend(
+            dumps
+                .iter()
+                .map(|d| named("--png", &png_path(dir, &d.path))),
+        );
+    }
+    check_paths(&inputs, &outputs)?;
     let bytes = read_stream(&args.file)?;
     let program = match Program::from_stream(&bytes, Target::pool(args.arch)) {
         Ok(p) => p,
@@ -94,6 +113,20 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     };
     check_runnable(&program).map_err(exec_error)?;
+    let budget = args.max_work.unwrap_or(crate::limits::DEFAULT_MAX_WORK);
+    let mut work = 0u64;
+    for v in program.records() {
+        let cost = crate::runtime::pool_work(v.record());
+        work = work.saturating_add(cost);
+        if work > budget {
+            return Err(CliError::Exec(format!(
+                "pool stream, record at byte offset {}: it would take the work past the work \
+                 budget of {budget} elements ({} done before it, {cost} more; raise --max-work)",
+                v.offset(),
+                work - cost
+            )));
+        }
+    }
     let mut mem = DeviceMemory::new(args.arch);
     for d in &dumps {
         mem.check(d.at, d.lanes(), d.lane_bytes())
@@ -110,30 +143,36 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         on: args.trace,
         err: None,
     };
-    let backend = Backend::open(args.backend)?;
+    let backend = Backend::open_for(args.backend, !program.records().is_empty())?;
     let mut exec = backend.executor(args.arch)?;
     run_program(exec.as_mut(), &program, &mut mem, &mut trace).map_err(exec_error)?;
     if let Some(e) = trace.err {
         return Err(CliError::Exec(format!("stdout: {e}")));
     }
+    let mut outs = Outputs::new();
+    let mut wrote = Vec::new();
     for d in &dumps {
         let data = mem
             .read(d.at, d.lanes(), d.lane_bytes())
             .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
-        write_npy(&d.path, d.dtype, &d.shape, &data)?;
+        outs.write(&d.path, &npy_bytes(&d.path, d.dtype, &d.shape, &data)?)?;
+        wrote.push(format!(
+            "wrote {} ({} {:?})",
+            d.path.display(),
+            d.dtype,
+            d.shape
+        ));
         if let Some(dir) = &args.png {
-            let stem = d.path.file_stem().unwrap_or(d.path.as_os_str());
-            let png = dir.join(stem).with_extension("png");
-            std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-                path: dir.clone(),
-                source,
-            })?;
+            let png = png_path(dir, &d.path);
             let img =
                 crate::viz::raw_montage(d.dtype, &d.shape, &data, &crate::viz::Options::default())
                     .map_err(|e| CliError::Exec(format!("--png {}: {e}", png.display())))?;
-            crate::viz::save_png(&img, &png).map_err(|e| CliError::Exec(e.to_string()))?;
+            outs.write(&png, &png_bytes(&img, &png)?)?;
+            wrote.push(format!("wrote {}", png.display()));
         }
     }
+    outs.commit()?;
+    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     writeln!(
         out,
         "ok: {} records executed on the pool engine ({}, {})",
@@ -141,7 +180,17 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         args.arch.name(),
         backend.describe()
     )
-    .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    .map_err(io)?;
+    for line in wrote {
+        writeln!(out, "{line}").map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `DIR/<stem>.png` for a dump written to `npy`.
+fn png_path(dir: &std::path::Path, npy: &std::path::Path) -> PathBuf {
+    let stem = npy.file_stem().unwrap_or(npy.as_os_str());
+    dir.join(stem).with_extension("png")
 }
 
 fn exec_error(e: ExecError) -> CliError {
@@ -173,6 +222,11 @@ impl Trace for WriteTrace<'_> {
 // ---------------------------------------------------------------------------
 // Argument syntax.
 
+/// A malformed flag value (exit 2).
+fn usage(msg: String) -> CliError {
+    CliError::Usage(msg)
+}
+
 /// A decimal or `0x`-hex u32.
 fn parse_u32(s: &str) -> Option<u32> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -183,7 +237,7 @@ fn parse_u32(s: &str) -> Option<u32> {
 
 /// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex.
 pub fn parse_addr(s: &str) -> Result<Location, CliError> {
-    let err = |why: &str| bad(format!("bad ADDR `{s}`: {why}"));
+    let err = |why: &str| usage(format!("bad ADDR `{s}`: {why}"));
     let mut parts = s.split(':');
     let head = parts.next().unwrap_or_default();
     let region = match head {
@@ -228,7 +282,7 @@ pub fn parse_addr(s: &str) -> Result<Location, CliError> {
 /// `AxBxC` or `A,B,C`: at least one axis, every axis >= 1.
 pub fn parse_shape(s: &str) -> Result<Vec<u64>, CliError> {
     let err = || {
-        bad(format!(
+        usage(format!(
             "bad SHAPE `{s}`: expected axes like 128x4x4, each >= 1"
         ))
     };
@@ -247,10 +301,10 @@ pub fn parse_shape(s: &str) -> Result<Vec<u64>, CliError> {
 /// `ADDR=in.npy`.
 pub fn parse_load(s: &str) -> Result<Load, CliError> {
     let Some((addr, path)) = s.split_once('=') else {
-        return Err(bad(format!("bad --load `{s}`: expected ADDR=in.npy")));
+        return Err(usage(format!("bad --load `{s}`: expected ADDR=in.npy")));
     };
     if path.is_empty() {
-        return Err(bad(format!("bad --load `{s}`: no file")));
+        return Err(usage(format!("bad --load `{s}`: no file")));
     }
     Ok(Load {
         at: parse_addr(addr)?,
@@ -260,22 +314,22 @@ pub fn parse_load(s: &str) -> Result<Load, CliError> {
 
 /// `ADDR:DTYPE:SHAPE=out.npy`.
 pub fn parse_dump(s: &str) -> Result<Dump, CliError> {
-    let usage = || {
-        bad(format!(
-            "bad --dump `{s}`: expected ADDR:DTYPE:SHAPE=out.npy"
+    let malformed = || {
+        usage(format!(
+            "bad --dump `{s}`: expected ADDR:DTYPE:SHAPE=out.npy (SHAPE like 128x4x4)"
         ))
     };
-    let (spec, path) = s.split_once('=').ok_or_else(usage)?;
+    let (spec, path) = s.split_once('=').ok_or_else(malformed)?;
     let mut it = spec.rsplitn(3, ':');
     let (Some(shape), Some(dtype), Some(addr)) = (it.next(), it.next(), it.next()) else {
-        return Err(usage());
+        return Err(malformed());
     };
     if path.is_empty() {
-        return Err(usage());
+        return Err(malformed());
     }
     let dtype = Dtype::from_name(dtype)
         .filter(|d| d.size().is_some())
-        .ok_or_else(|| bad(format!("bad --dump `{s}`: unknown DTYPE `{dtype}`")))?;
+        .ok_or_else(|| usage(format!("bad --dump `{s}`: unknown DTYPE `{dtype}`")))?;
     Ok(Dump {
         at: parse_addr(addr)?,
         dtype,

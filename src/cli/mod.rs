@@ -26,11 +26,13 @@ pub enum Exit {
     Ok = 0,
     /// Execution or internal error.
     Exec = 1,
-    /// Usage error (clap).
+    /// Usage error: unknown flags, malformed flag values, an output path that
+    /// is an input path or another output path.
     Usage = 2,
     /// An invalid record.
     Invalid = 3,
-    /// Bad input: unreadable file, stream length, parse error, bad .npy or manifest.
+    /// Bad input file or unwritable output file: unreadable or too large a
+    /// file, stream length, parse error, bad .npy or manifest.
     BadInput = 4,
     /// No GPU adapter when one was required.
     NoAdapter = 5,
@@ -60,6 +62,15 @@ pub enum CliError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A file could not be read within the input limit, or an output not written.
+    #[error(transparent)]
+    File(#[from] crate::files::FileError),
+    /// A usage error found after parsing: a malformed flag value.
+    #[error("{0}")]
+    Usage(String),
+    /// An output path is an input path or another output path.
+    #[error(transparent)]
+    Collision(#[from] crate::files::Collision),
     /// A file is not a record stream.
     #[error("{path}: {source}")]
     Stream {
@@ -84,19 +95,20 @@ impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
             CliError::Invalid(_) | CliError::InvalidProgram(_) => Exit::Invalid,
-            CliError::Io { .. } | CliError::Stream { .. } | CliError::BadInput(_) => Exit::BadInput,
+            CliError::Io { .. }
+            | CliError::File(_)
+            | CliError::Stream { .. }
+            | CliError::BadInput(_) => Exit::BadInput,
+            CliError::Usage(_) | CliError::Collision(_) => Exit::Usage,
             CliError::Exec(_) => Exit::Exec,
             CliError::NoAdapter(_) => Exit::NoAdapter,
         }
     }
 }
 
-/// Reads a whole file, mapping failures to [`CliError::Io`].
+/// Reads a whole file within the input limit ([`crate::files::read_input`]).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(path).map_err(|source| CliError::Io {
-        path: path.to_owned(),
-        source,
-    })
+    Ok(crate::files::read_input(path)?)
 }
 
 /// Reads a record stream: the file's bytes, checked to be whole records.
@@ -111,18 +123,50 @@ pub fn read_stream(path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(bytes)
 }
 
-/// Writes a whole file, mapping failures to [`CliError::Io`].
+/// Writes one whole file atomically: a temporary file beside it, renamed
+/// into place ([`crate::files::Outputs`]); commands with several outputs use
+/// one `Outputs` for all of them instead.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|source| CliError::Io {
-        path: path.to_owned(),
-        source,
-    })
+    let mut outs = crate::files::Outputs::new();
+    outs.write(path, bytes)?;
+    Ok(outs.commit()?)
+}
+
+/// Refuses (exit 2) an output that is an input or another output
+/// ([`crate::files::check_distinct`]); each entry is `(what, path)`.
+pub fn check_paths(
+    inputs: &[(String, PathBuf)],
+    outputs: &[(String, PathBuf)],
+) -> Result<(), CliError> {
+    Ok(crate::files::check_distinct(inputs, outputs)?)
+}
+
+/// `(what, path)` for [`check_paths`].
+pub fn named(what: impl Into<String>, path: &Path) -> (String, PathBuf) {
+    (what.into(), path.to_owned())
+}
+
+/// The bytes of an `.npy` (for [`crate::files::Outputs`]).
+pub fn npy_bytes(
+    path: &Path,
+    dtype: crate::isa::Dtype,
+    shape: &[u64],
+    data: &[u8],
+) -> Result<Vec<u8>, CliError> {
+    crate::npy::npy_bytes(dtype, shape, data)
+        .map_err(|why| CliError::Exec(format!("{}: {why}", path.display())))
+}
+
+/// The bytes of a PNG (for [`crate::files::Outputs`]).
+pub fn png_bytes(img: &image::RgbImage, path: &Path) -> Result<Vec<u8>, CliError> {
+    crate::viz::png_bytes(img).map_err(|e| CliError::Exec(format!("{}: {e}", path.display())))
 }
 
 impl From<crate::npy::NpyError> for CliError {
     fn from(e: crate::npy::NpyError) -> CliError {
         match e {
             crate::npy::NpyError::Io { path, source } => CliError::Io { path, source },
+            crate::npy::NpyError::File(f) => CliError::File(f),
             bad @ crate::npy::NpyError::Bad { .. } => CliError::BadInput(bad.to_string()),
         }
     }

@@ -9,14 +9,18 @@
 //! ```
 //!
 //! A single number stands for both axes (a 1-D N×C×L input: the width; its
-//! height is 1). The stride defaults to the kernel. Bad parameters exit 4.
+//! height is 1). The stride defaults to the kernel. A malformed flag value
+//! (`--kernel 2,2,2`) or an output path equal to the input or to another
+//! output is a usage error (exit 2); parameters that do not fit the input
+//! (a padding over half the kernel) are bad input (exit 4). The outputs
+//! appear only when the whole command has succeeded.
 
-use super::CliError;
 use super::backend::Backend;
+use super::{CliError, check_paths, named, npy_bytes, png_bytes};
 use crate::device::gpu::BackendChoice;
+use crate::files::Outputs;
 use crate::frontend::{self, Pool2d, PoolMode, emit, read_tensor};
 use crate::isa::enums::Dtype;
-use crate::npy::write_npy;
 use crate::viz;
 use clap::ValueEnum;
 use std::io::Write;
@@ -114,10 +118,17 @@ pub struct Pool2dArgs {
     /// Write PNGs of the input, output and indices.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Stop with exit 1 once the program would move or fold more elements than this.
+    #[arg(long, default_value_t = crate::limits::DEFAULT_MAX_WORK)]
+    pub max_work: u64,
 }
 
 fn bad(s: String) -> CliError {
     CliError::BadInput(s)
+}
+
+fn usage(s: String) -> CliError {
+    CliError::Usage(s)
 }
 
 /// Parses `A,B` (or `A`, meaning `A,A`, or for a 1-D input `lone,A`).
@@ -127,7 +138,7 @@ fn pair(flag: &str, s: &str, one_d: bool, lone: u32) -> Result<[u32; 2], CliErro
         [a] if one_d => Ok([lone, a]),
         [a] => Ok([a, a]),
         [a, b] => Ok([a, b]),
-        _ => Err(bad(format!(
+        _ => Err(usage(format!(
             "--{flag} {s}: expected one or two numbers (H,W)"
         ))),
     }
@@ -138,7 +149,7 @@ fn list(flag: &str, s: &str) -> Result<Vec<u32>, CliError> {
         .map(|t| {
             t.trim()
                 .parse::<u32>()
-                .map_err(|_| bad(format!("--{flag} {s}: `{t}` is not a non-negative integer")))
+                .map_err(|_| usage(format!("--{flag} {s}: `{t}` is not a non-negative integer")))
         })
         .collect()
 }
@@ -166,15 +177,15 @@ pub fn params(a: &Pool2dArgs, rank: usize) -> Result<Pool2d, CliError> {
         }
         (None, Some(s)) => match list("pads", s)?[..] {
             [t, l, b, r] => [t, l, b, r],
-            _ => return Err(bad(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
+            _ => return Err(usage(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
         },
         (None, None) => [0; 4],
     };
     if a.indices.is_some() && mode != PoolMode::Max {
-        return Err(bad("--indices needs --mode max".into()));
+        return Err(usage("--indices needs --mode max".into()));
     }
     if a.count_include_pad && mode != PoolMode::Avg {
-        return Err(bad("--count-include-pad needs --mode avg".into()));
+        return Err(usage("--count-include-pad needs --mode avg".into()));
     }
     Ok(Pool2d {
         mode,
@@ -192,17 +203,33 @@ fn png(
     img: &image::RgbImage,
     dir: &Path,
     name: &str,
-    out: &mut Vec<PathBuf>,
+    outs: &mut Outputs,
+    written: &mut Vec<PathBuf>,
 ) -> Result<(), CliError> {
     let path = dir.join(name);
-    viz::save_png(img, &path).map_err(|e| CliError::Exec(e.to_string()))?;
-    out.push(path);
+    outs.write(&path, &png_bytes(img, &path)?)?;
+    written.push(path);
     Ok(())
+}
+
+/// Every file `pool2d` would write (for the collision check before it runs).
+fn planned_outputs(a: &Pool2dArgs) -> Vec<(String, PathBuf)> {
+    let mut o = vec![named("--output", &a.output)];
+    if let Some(i) = &a.indices {
+        o.push(named("--indices", i));
+    }
+    if let Some(dir) = &a.png {
+        for n in ["input.png", "output.png", "indices.png"] {
+            o.push(named("--png", &dir.join(n)));
+        }
+    }
+    o
 }
 
 /// Runs `pool2d`.
 pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
+    check_paths(&[named("--input", &a.input)], &planned_outputs(a))?;
     let x = read_tensor(&a.input, a.dtype == Some(DtypeOpt::Bf16))?;
     let want = a.dtype.map(|d| match d {
         DtypeOpt::Fp32 => Dtype::FP32,
@@ -221,39 +248,52 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let compiled =
         frontend::compile(&p, &x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
     let mut written = Vec::new();
+    let mut outs = Outputs::new();
     if let Some(dir) = &a.emit {
-        written.extend(emit::write_program(&compiled.program, dir)?);
+        let mut o = planned_outputs(a);
+        o.extend(
+            emit::program_files(&compiled.program, dir)
+                .iter()
+                .map(|f| named("--emit", f)),
+        );
+        check_paths(&[named("--input", &a.input)], &o)?;
+        written.extend(emit::write_program_into(
+            &compiled.program,
+            dir,
+            "pool2d --emit",
+            &mut outs,
+        )?);
     }
     let backend = Backend::open(a.backend.into())?;
     let mut exec = backend.executor(compiled.program.arch)?;
     let t = Instant::now();
     let result = compiled
-        .run(exec.as_mut())
+        .run_with_budget(exec.as_mut(), a.max_work)
         .map_err(|e| CliError::Exec(e.to_string()))?;
     let run_s = t.elapsed().as_secs_f64();
     let y = &result.output;
-    write_npy(&a.output, y.dtype, &y.shape, &y.data)?;
+    outs.write(
+        &a.output,
+        &npy_bytes(&a.output, y.dtype, &y.shape, &y.data)?,
+    )?;
     written.push(a.output.clone());
     if let (Some(path), Some(idx)) = (&a.indices, &result.indices) {
         let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
-        write_npy(path, Dtype::INT64, &y.shape, &bytes)?;
+        outs.write(path, &npy_bytes(path, Dtype::INT64, &y.shape, &bytes)?)?;
         written.push(path.clone());
     }
     if let Some(dir) = &a.png {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-            path: dir.clone(),
-            source,
-        })?;
         let opts = viz::Options::default();
         let pic = |t| viz::tensor_montage(t, &opts).map_err(|e| CliError::Exec(e.to_string()));
-        png(&pic(&x)?, dir, "input.png", &mut written)?;
-        png(&pic(y)?, dir, "output.png", &mut written)?;
+        png(&pic(&x)?, dir, "input.png", &mut outs, &mut written)?;
+        png(&pic(y)?, dir, "output.png", &mut outs, &mut written)?;
         if let Some(idx) = &result.indices {
             let img =
                 viz::indices_map(&compiled.plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
-            png(&img, dir, "indices.png", &mut written)?;
+            png(&img, dir, "indices.png", &mut outs, &mut written)?;
         }
     }
+    outs.commit()?;
     let w = |out: &mut dyn Write, s: String| {
         writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
     };

@@ -1,12 +1,16 @@
-//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N]`
+//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N]`
 //!
 //! Loads the manifest (any problem with it or the files it names: exit 4),
-//! stages the program (the first invalid record or DMA footprint: exit 3),
-//! runs it with the EC-31 scheduler (a deadlock, a bad branch target or a
-//! spent record budget: exit 1), writes every output variable as
-//! `DIR/<name>.npy` (default `DIR`: `tpb-emu-out` in the current folder,
-//! created if missing), and prints a summary: records executed per engine and
-//! wall time; with `--json` the same as one JSON object on the last line.
+//! refuses an output that would overwrite a file the program reads or
+//! another output (exit 2), stages the program (the first invalid record or
+//! DMA footprint: exit 3), runs it with the EC-31 scheduler (a deadlock, a
+//! bad branch target, a spent record or work budget: exit 1), writes every
+//! output variable as `DIR/<name>.npy` (default `DIR`: `tpb-emu-out` in the
+//! current folder, created if missing), and prints a summary: records
+//! executed per engine and wall time; with `--json` the same as one JSON
+//! object on the last line. The outputs appear only when the whole command
+//! has succeeded: a failing run leaves the output folders as they were.
+//! `--backend auto` opens no GPU adapter for a program without Pool records.
 //! `--png DIR` also draws every output variable as `DIR/<name>.png`, a
 //! montage of its planes ([`crate::viz::raw_montage`]).
 //! `--trace` prints one line per record (engine, byte offset, disassembly,
@@ -14,12 +18,13 @@
 //! lines. On a terminal, a progress bar appears on stderr once a run has
 //! lasted a second (not with `--trace`).
 
-use super::CliError;
 use super::backend::Backend;
+use super::{CliError, check_paths, named, npy_bytes, png_bytes};
 use crate::device::Trace;
 use crate::device::gpu::BackendChoice;
+use crate::files::Outputs;
+use crate::isa::OpcodeClass;
 use crate::isa::enums::Engine;
-use crate::npy::write_npy;
 use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, manifest, stage};
 use crate::viz;
 use serde::Serialize;
@@ -45,6 +50,8 @@ pub struct RunArgs {
     pub json: bool,
     /// The record budget.
     pub max_records: u64,
+    /// The work budget: elements moved or folded.
+    pub max_work: u64,
     /// Where each output variable is also drawn as `<name>.png`.
     pub png: Option<PathBuf>,
 }
@@ -58,6 +65,7 @@ impl Default for RunArgs {
             trace: false,
             json: false,
             max_records: DEFAULT_MAX_RECORDS,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
             png: None,
         }
     }
@@ -120,7 +128,23 @@ pub struct Output {
 /// Runs `run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
-    let program = manifest::load(&args.manifest).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let (program, read) =
+        manifest::load_with_files(&args.manifest).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let inputs: Vec<_> = read.iter().map(|p| named("a program file", p)).collect();
+    let mut outputs = Vec::new();
+    for v in program.variables.iter().filter(|v| v.role == Role::Output) {
+        let npy = args.out.join(format!("{}.npy", v.name));
+        outputs.push(named(format!("output `{}`", v.name), &npy));
+        if let Some(dir) = &args.png {
+            let png = dir.join(format!("{}.png", v.name));
+            outputs.push(named(format!("--png of `{}`", v.name), &png));
+        }
+    }
+    check_paths(&inputs, &outputs)?;
+    let needs_device = Engine::ALL.iter().any(|&e| {
+        crate::isa::stream::records(program.stream(e))
+            .is_ok_and(|mut rs| rs.any(|(_, r)| r.opcode().class() == OpcodeClass::S4d4Pl))
+    });
     let staged = stage(&program).map_err(|e| {
         if e.is_bad_input() {
             CliError::BadInput(format!("{}: {e}", args.manifest.display()))
@@ -129,10 +153,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
     })?;
     let stage_s = start.elapsed();
-    let backend = Backend::open(args.backend)?;
+    let backend = Backend::open_for(args.backend, needs_device)?;
     let mut exec = backend.executor(staged.arch())?;
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
+    machine.set_max_work(args.max_work);
     let mut trace = LineTrace {
         out: &mut *out,
         on: args.trace,
@@ -147,7 +172,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         return Err(CliError::Exec(format!("stdout: {e}")));
     }
     result.map_err(|e| CliError::Exec(e.to_string()))?;
-    let outputs = write_outputs(&program, &machine, args)?;
+    let mut outs = Outputs::new();
+    let outputs = write_outputs(&program, &machine, args, &mut outs)?;
+    outs.commit()?;
     let ex = machine.executed();
     let summary = Summary {
         manifest: args.manifest.display().to_string(),
@@ -169,35 +196,27 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }
 
-/// Writes every output variable as `<out>/<name>.npy`.
+/// Writes every output variable as `<out>/<name>.npy` into `outs`.
 fn write_outputs(
     program: &Program,
     machine: &Machine,
     args: &RunArgs,
+    outs: &mut Outputs,
 ) -> Result<Vec<Output>, CliError> {
-    std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
-        path: args.out.clone(),
-        source,
-    })?;
-    if let Some(dir) = &args.png {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-    }
+    outs.create_dir(&args.out)?;
     let mut outputs = Vec::new();
     for v in program.variables.iter().filter(|v| v.role == Role::Output) {
         let data = machine
             .variable(&v.name)
             .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
         let path = args.out.join(format!("{}.npy", v.name));
-        write_npy(&path, v.dtype, &v.shape, data)?;
+        outs.write(&path, &npy_bytes(&path, v.dtype, &v.shape, data)?)?;
         let png = match &args.png {
             Some(dir) => {
                 let png = dir.join(format!("{}.png", v.name));
                 let img = viz::raw_montage(v.dtype, &v.shape, data, &viz::Options::default())
                     .map_err(|e| CliError::Exec(format!("--png {}: {e}", v.name)))?;
-                viz::save_png(&img, &png).map_err(|e| CliError::Exec(e.to_string()))?;
+                outs.write(&png, &png_bytes(&img, &png)?)?;
                 Some(png.display().to_string())
             }
             None => None,

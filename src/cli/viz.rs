@@ -10,7 +10,8 @@
 //! N past its end or another kind of record is bad input (exit 4); a record
 //! failing validation for the POOL engine on `--arch` is exit 3.
 
-use super::{CliError, read_stream};
+use super::{CliError, check_paths, named, png_bytes, read_stream};
+use crate::files::Outputs;
 use crate::isa::stream::records;
 use crate::isa::validate::InvalidRecord;
 use crate::limits::{Arch, RECORD_BYTES};
@@ -91,14 +92,15 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(stream) = &a.footprint {
         let n = a
             .record
-            .ok_or_else(|| CliError::BadInput("--footprint needs --record N".into()))?;
+            .ok_or_else(|| CliError::Usage("--footprint needs --record N".into()))?;
         return run_footprint(stream, n, a.arch.into(), &a.output, out);
     }
     let Some(tensor) = &a.tensor else {
-        return Err(CliError::BadInput(
+        return Err(CliError::Usage(
             "give a TENSOR.npy or --footprint STREAM.bin".into(),
         ));
     };
+    check_paths(&[named("the tensor", tensor)], &[named("-o", &a.output)])?;
     let (shape, values, integer) = viz::read_values(tensor).map_err(|e| match e {
         viz::VizError::Npy(n) => CliError::from(n),
         e => CliError::BadInput(e.to_string()),
@@ -125,7 +127,9 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
             format!("{cmap:?}").to_lowercase(),
         )
     };
-    viz::save_png(&img, &a.output).map_err(|e| CliError::Exec(e.to_string()))?;
+    let mut outs = Outputs::new();
+    outs.write(&a.output, &png_bytes(&img, &a.output)?)?;
+    outs.commit()?;
     writeln!(
         out,
         "wrote {} ({}x{} px, {} planes of {}x{}, {kind})",
@@ -147,6 +151,7 @@ fn run_footprint(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    check_paths(&[named("--footprint", stream)], &[named("-o", output)])?;
     let bytes = read_stream(stream)?;
     let count = bytes.len() / RECORD_BYTES;
     let Some((offset, rec)) = records(&bytes)
@@ -177,7 +182,9 @@ fn run_footprint(
         crate::isa::text::disasm_record(&rec)
     );
     let pic = viz::draw_footprint(&fp, &title);
-    viz::save_png(&pic.image, output).map_err(|e| CliError::Exec(e.to_string()))?;
+    let mut outs = Outputs::new();
+    outs.write(output, &png_bytes(&pic.image, output)?)?;
+    outs.commit()?;
     writeln!(
         out,
         "wrote {} ({}x{} px, footprint of record {n}: {})",

@@ -47,6 +47,9 @@ pub struct Compiled {
     pub bands: usize,
     /// Output rows per band.
     pub band_rows: usize,
+    /// Output columns per band: all of them, or a tile when one row does
+    /// not fit a partition (tiling along the width).
+    pub band_cols: usize,
     /// Pool and MaxPoolSelect records.
     pub pool_records: usize,
     /// The input's dtype.
@@ -66,7 +69,8 @@ fn fill_bits(mode: PoolMode, dtype: Dtype) -> u32 {
     }
 }
 
-/// Per-partition SBUF layout of a band.
+/// Per-partition SBUF layout of a band: `rows` output rows of `cols`
+/// output columns (a column tile; all of them when the map fits).
 struct Layout {
     isz: usize,
     osz: usize,
@@ -74,20 +78,59 @@ struct Layout {
     idx_base: usize,
 }
 
+/// The padded input columns `[start, end)` that output columns `[ca, cb)` read.
+fn in_cols(plan: &Plan, ca: usize, cb: usize) -> (usize, usize) {
+    let p = &plan.params;
+    let eff_kw = (p.kernel[1] as usize - 1) * p.dilation[1] as usize + 1;
+    let start = ca * p.stride[1] as usize;
+    (
+        start,
+        plan.wp().min((cb - 1) * p.stride[1] as usize + eff_kw),
+    )
+}
+
+/// The padded input rows `[start, end)` that output rows `[oa, ob)` read.
+fn in_rows(plan: &Plan, oa: usize, ob: usize) -> (usize, usize) {
+    let p = &plan.params;
+    let eff_kh = (p.kernel[0] as usize - 1) * p.dilation[0] as usize + 1;
+    let start = oa * p.stride[0] as usize;
+    (
+        start,
+        plan.hp().min((ob - 1) * p.stride[0] as usize + eff_kh),
+    )
+}
+
+/// A TENSOR4D step, 0 for a dim walked once (SPEC §4: its step never
+/// applies), so that a long single row needs no i16 step across it.
+fn step(num: usize, s: usize) -> i16 {
+    if num <= 1 { 0 } else { s as i16 }
+}
+
 impl Layout {
-    fn new(plan: &Plan, isz: usize, rows: usize) -> (Layout, usize) {
+    /// The layout of `rows` output rows by `cols` output columns, and the
+    /// bytes per partition it needs; `None` when a step would not fit i16.
+    fn new(plan: &Plan, isz: usize, rows: usize, cols: usize) -> Option<(Layout, usize)> {
         let p = &plan.params;
-        let eff_kh = (p.kernel[0] as usize - 1) * p.dilation[0] as usize + 1;
-        let in_rows = plan.hp().min((rows - 1) * p.stride[0] as usize + eff_kh);
-        let out_base = align64(in_rows * plan.wp() * isz);
-        let idx_base = align64(out_base + rows * plan.wo * isz);
-        let end = idx_base
-            + if p.return_indices {
-                rows * plan.wo * 4
-            } else {
-                0
-            };
-        (
+        // The widest tile: the first `cols` columns read at least as many input columns as any.
+        let (ia, ib) = in_cols(plan, 0, cols.min(plan.wo));
+        let tw = ib - ia;
+        let (ra, rb) = in_rows(plan, 0, rows.min(plan.ho));
+        let nrows = rb - ra;
+        let i16_ok = |num: usize, s: usize| num <= 1 || s <= i16::MAX as usize;
+        let steps_ok = i16_ok(p.kernel[0] as usize, tw * p.dilation[0] as usize)
+            && i16_ok(rows, tw * p.stride[0] as usize)
+            && i16_ok(rows, cols)
+            && i16_ok(p.kernel[1] as usize, p.dilation[1] as usize)
+            && i16_ok(cols, p.stride[1] as usize)
+            && cols <= u16::MAX as usize
+            && tw <= DMA_MAX;
+        if !steps_ok {
+            return None;
+        }
+        let out_base = align64(nrows * tw * isz);
+        let idx_base = align64(out_base + rows * cols * isz);
+        let end = idx_base + if p.return_indices { rows * cols * 4 } else { 0 };
+        Some((
             Layout {
                 isz,
                 osz: isz,
@@ -95,7 +138,7 @@ impl Layout {
                 idx_base,
             },
             end,
-        )
+        ))
     }
 }
 
@@ -107,17 +150,10 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
     let arch = Arch::default();
     let isz = input.elem();
     let (wp, wo) = (plan.wp(), plan.wo);
-    let steps = [
-        wp * p.dilation[0] as usize,
-        wp * p.stride[0] as usize,
-        wo,
-        p.dilation[1] as usize,
-        p.stride[1] as usize,
-    ];
-    if steps.iter().any(|&s| s > i16::MAX as usize) || plan.w > DMA_MAX {
+    if p.dilation[1] as usize > i16::MAX as usize || p.stride[1] as usize > i16::MAX as usize {
         return bad(format!(
-            "the padded width {wp} (times stride/dilation) does not fit a TENSOR4D step (i16); \
-             tiling along the width is not implemented"
+            "a column stride or dilation over {} does not fit a TENSOR4D step (i16)",
+            i16::MAX
         ));
     }
     if plan.h * plan.w > i32::MAX as usize || plan.ho * plan.wo > i32::MAX as usize {
@@ -125,28 +161,38 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
     }
     let budget = arch.sbuf_active_bytes() as usize;
     let window = (p.kernel[0] as usize * p.kernel[1] as usize).max(1);
-    let fits = |t: usize| {
-        Layout::new(&plan, isz, t).1 <= budget
-            && (t * wo * window) as u64 <= MAX_POOL_ELEMENTS_PER_LANE
+    let fits = |t: usize, cols: usize| {
+        Layout::new(&plan, isz, t, cols).is_some_and(|(_, end)| end <= budget)
+            && (t * cols * window) as u64 <= MAX_POOL_ELEMENTS_PER_LANE
             && t <= u16::MAX as usize
     };
-    if !fits(1) {
+    // Whole rows when one fits: the largest band of rows (fits is monotonic
+    // in t). Otherwise one row per band, tiled along the width: the widest
+    // tile that fits (monotonic in the columns).
+    let largest = |hi: usize, ok: &dyn Fn(usize) -> bool| {
+        let (mut lo, mut hi) = (1usize, hi);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if ok(mid) { lo = mid } else { hi = mid - 1 }
+        }
+        lo
+    };
+    let (band_rows, band_cols) = if fits(1, wo) {
+        (largest(plan.ho, &|t| fits(t, wo)), wo)
+    } else if fits(1, 1) {
+        (1, largest(wo, &|c| fits(1, c)))
+    } else {
         return bad(format!(
-            "one output row (input rows {}x{} padded, {} outputs) does not fit a partition's {} KiB of SBUF",
+            "one output (input rows {}x{} of {}) does not fit a partition's {} KiB of SBUF",
             p.kernel[0],
+            p.kernel[1],
             wp,
-            wo,
             budget / 1024
         ));
-    }
-    // The largest band that fits (fits is monotonic in t).
-    let (mut lo, mut hi) = (1usize, plan.ho);
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        if fits(mid) { lo = mid } else { hi = mid - 1 }
-    }
-    let band_rows = lo;
-    let (layout, _) = Layout::new(&plan, isz, band_rows);
+    };
+    let Some((layout, _)) = Layout::new(&plan, isz, band_rows, band_cols) else {
+        return bad("no band layout fits".into());
+    };
 
     let dtype = input.dtype;
     let planes = plan.planes();
@@ -171,7 +217,9 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
         let np = (planes - g0).min(PARTITIONS as usize);
         for oa in (0..plan.ho).step_by(band_rows) {
             let ob = (oa + band_rows).min(plan.ho);
-            b.band(g0, np, oa, ob);
+            for ca in (0..wo).step_by(band_cols) {
+                b.band(g0, np, oa, ob, ca, (ca + band_cols).min(wo));
+            }
         }
     }
     let bands = b.band;
@@ -205,6 +253,7 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
         program,
         bands,
         band_rows,
+        band_cols,
         pool_records,
         dtype,
     })
@@ -256,16 +305,19 @@ fn mark(recs: &mut [Record], wait: Option<(WaitMode, u8, u32)>, update: Option<(
 }
 
 impl Builder<'_> {
-    /// One band: planes [g0, g0+np), output rows [oa, ob).
-    fn band(&mut self, g0: usize, np: usize, oa: usize, ob: usize) {
+    /// One band: planes [g0, g0+np), output rows [oa, ob), output columns [ca, cb).
+    fn band(&mut self, g0: usize, np: usize, oa: usize, ob: usize, ca: usize, cb: usize) {
         let plan = self.plan;
         let p = &plan.params;
         let l = self.layout;
         let t = self.band as u32;
-        let (h, w, wp, wo, ho) = (plan.h, plan.w, plan.wp(), plan.wo, plan.ho);
-        let eff_kh = (p.kernel[0] as usize - 1) * p.dilation[0] as usize + 1;
-        let ra = oa * p.stride[0] as usize;
-        let rb = plan.hp().min((ob - 1) * p.stride[0] as usize + eff_kh);
+        let (h, w, wo, ho) = (plan.h, plan.w, plan.wo, plan.ho);
+        let (ra, rb) = in_rows(plan, oa, ob);
+        // The tile: padded input columns [ia, ib), `wp` of them per SBUF row;
+        // `two` output columns per output row.
+        let (ia, ib) = in_cols(plan, ca, cb);
+        let (wp, two) = (ib - ia, cb - ca);
+        let whole = ca == 0 && cb == wo && ia == 0 && ib == plan.wp();
         let (pt, pl) = (p.pads[0] as usize, p.pads[1] as usize);
         let isz = l.isz;
         let npu = np as u16;
@@ -292,13 +344,18 @@ impl Builder<'_> {
             }
         }
         let rows: Vec<usize> = (ra..rb).filter(|&r| (pt..pt + h).contains(&r)).collect();
-        let dense = wp == w;
+        // The input columns of the tile: padded [max(ia, pl), min(ib, pl + w)).
+        let (c0, c1) = (ia.max(pl), ib.min(pl + w));
+        let dense = whole && wp == w;
         let per = if dense { (DMA_MAX / w).max(1) } else { 1 };
         for chunk in rows.chunks(per) {
+            if c0 >= c1 {
+                break;
+            }
             let (r0, nr) = (chunk[0], chunk.len());
-            let n = (nr * w) as u16;
-            let src = ((g0 * h + (r0 - pt)) * w) * isz;
-            let dst = ((r0 - ra) * wp + pl) * isz;
+            let n = if dense { nr * w } else { c1 - c0 } as u16;
+            let src = ((g0 * h + (r0 - pt)) * w + (c0 - pl)) * isz;
+            let dst = ((r0 - ra) * wp + (c0 - ia)) * isz;
             sp.push(dma_memcpy(
                 walk(
                     var(ids::X, src as u32),
@@ -341,25 +398,31 @@ impl Builder<'_> {
                 continue;
             }
             for cg in &plan.cols {
-                let ow0 = cg.first;
+                // The class's columns inside this tile.
+                let ow0 = cg.first.max(ca);
+                let ow1 = (cg.first + cg.len).min(cb);
+                if ow0 >= ow1 {
+                    continue;
+                }
+                let (ncols, nrows) = (ow1 - ow0, oh1 - oh0);
                 let src_row = oh0 * p.stride[0] as usize + rg.tap0 * p.dilation[0] as usize - ra;
-                let src_col = ow0 * p.stride[1] as usize + cg.tap0 * p.dilation[1] as usize;
+                let src_col = ow0 * p.stride[1] as usize + cg.tap0 * p.dilation[1] as usize - ia;
                 let src = Tensor4d::new(
                     Addr4::new(Region::Sbuf, 0, sbuf((src_row * wp + src_col) * isz)),
                     [
-                        (cg.taps as u16, p.dilation[1] as i16),
-                        (rg.taps as u16, (p.dilation[0] as usize * wp) as i16),
-                        (cg.len as u16, p.stride[1] as i16),
-                        ((oh1 - oh0) as u16, (p.stride[0] as usize * wp) as i16),
+                        (cg.taps as u16, step(cg.taps, p.dilation[1] as usize)),
+                        (rg.taps as u16, step(rg.taps, p.dilation[0] as usize * wp)),
+                        (ncols as u16, step(ncols, p.stride[1] as usize)),
+                        (nrows as u16, step(nrows, p.stride[0] as usize * wp)),
                     ],
                 );
-                let out_at = (oh0 - oa) * wo + ow0;
+                let out_at = (oh0 - oa) * two + (ow0 - ca);
                 let dst = |base: usize, size: usize| {
                     Tensor4d::new(
                         Addr4::new(Region::Sbuf, 0, sbuf(base + out_at * size)),
                         [
-                            (cg.len as u16, 1),
-                            ((oh1 - oh0) as u16, wo as i16),
+                            (ncols as u16, 1),
+                            (nrows as u16, step(nrows, two)),
                             (1, 1),
                             (1, 1),
                         ],
@@ -415,11 +478,22 @@ impl Builder<'_> {
 
         // ACT: the outputs (and argmax positions) back to DRAM.
         let mut act = Vec::new();
-        let total = (ob - oa) * wo;
+        // Whole rows: one contiguous run per band; a tile: one run per output row.
+        let runs: Vec<(usize, usize, usize)> = if two == wo {
+            let total = (ob - oa) * wo;
+            (0..total)
+                .step_by(DMA_MAX)
+                .map(|k| (k, (g0 * ho + oa) * wo + k, (total - k).min(DMA_MAX)))
+                .collect()
+        } else {
+            (oa..ob)
+                .map(|r| ((r - oa) * two, (g0 * ho + r) * wo + ca, two))
+                .collect()
+        };
         let mut out = |base: usize, size: usize, id: u32, dtype: Dtype| {
-            for k in (0..total).step_by(DMA_MAX) {
-                let n = (total - k).min(DMA_MAX) as u16;
-                let dram = ((g0 * ho + oa) * wo + k) * size;
+            for &(k, at, n) in &runs {
+                let n = n as u16;
+                let dram = at * size;
                 act.push(dma_memcpy(
                     walk(
                         on_chip(sbuf(base + k * size)),
@@ -459,8 +533,19 @@ impl Compiled {
     /// Stages and runs the program on `exec`; converts the argmax positions
     /// to PyTorch's flat indices.
     pub fn run(&self, exec: &mut dyn Executor) -> Result<PoolOutput, FrontendError> {
+        self.run_with_budget(exec, crate::limits::DEFAULT_MAX_WORK)
+    }
+
+    /// [`Compiled::run`] with a work budget (elements moved or folded, as
+    /// `--max-work` of `run`); a program that would exceed it stops with an error.
+    pub fn run_with_budget(
+        &self,
+        exec: &mut dyn Executor,
+        max_work: u64,
+    ) -> Result<PoolOutput, FrontendError> {
         let staged = stage(&self.program)?;
         let mut m = Machine::new(staged);
+        m.set_max_work(max_work);
         m.run(exec, &mut NoTrace)?;
         let y = m.variable("y").unwrap_or_default().to_vec();
         let output = Tensor {

@@ -1,26 +1,50 @@
-//! Writing a compiled program as a manifest folder that `tpb-emu run` and
-//! `tpb-emu disasm` take (schema: `docs/programs.md`).
+//! Writing a program as a manifest folder that `tpb-emu run` and
+//! `tpb-emu disasm` take (schema: `docs/programs.md`): `pool2d --emit` and
+//! `lower --out` use it.
 
+use crate::files::{FileError, Outputs};
 use crate::isa::enums::Engine;
-use crate::npy::{NpyError, write_npy};
+use crate::npy::npy_bytes;
 use crate::runtime::{Program, Role};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Writes `program` into `dir` (created if missing): `program.toml`, one
-/// `<engine>.bin` per non-empty stream and `<name>.npy` for each input.
+/// Writes `program` into `dir` (created if missing) at once: `program.toml`,
+/// one `<engine>.bin` per non-empty stream and `<name>.npy` for each input.
 /// Returns the files written, the manifest first.
-pub fn write_program(program: &Program, dir: &Path) -> Result<Vec<PathBuf>, NpyError> {
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| NpyError::Io { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+pub fn write_program(program: &Program, dir: &Path) -> Result<Vec<PathBuf>, FileError> {
+    let mut outs = Outputs::new();
+    let files = write_program_into(program, dir, "pool2d --emit", &mut outs)?;
+    outs.commit()?;
+    Ok(files)
+}
+
+/// The files [`write_program_into`] writes for `program` in `dir`, the
+/// manifest first (for the path-collision check before anything runs).
+pub fn program_files(program: &Program, dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![dir.join("program.toml")];
+    for e in Engine::ALL {
+        if !program.stream(e).is_empty() {
+            files.push(dir.join(format!("{}.bin", e.name())));
+        }
+    }
+    for v in program.variables.iter().filter(|v| v.role == Role::Input) {
+        files.push(dir.join(format!("{}.npy", v.name)));
+    }
+    files
+}
+
+/// [`write_program`] as part of the transaction `outs` (nothing appears
+/// before `outs` commits). `by` names the command in the manifest's comment.
+/// Declared exit points ([`Program::exits`]) are written as `[exits]`.
+pub fn write_program_into(
+    program: &Program,
+    dir: &Path,
+    by: &str,
+    outs: &mut Outputs,
+) -> Result<Vec<PathBuf>, FileError> {
     let mut toml = String::new();
-    let _ = writeln!(
-        toml,
-        "# Written by tpb-emu pool2d --emit; run with `tpb-emu run`."
-    );
+    let _ = writeln!(toml, "# Written by tpb-emu {by}; run with `tpb-emu run`.");
     let _ = writeln!(toml, "arch = \"{}\"\n\n[streams]", program.arch.name());
     let mut files = Vec::new();
     for e in Engine::ALL {
@@ -30,9 +54,21 @@ pub fn write_program(program: &Program, dir: &Path) -> Result<Vec<PathBuf>, NpyE
         }
         let name = format!("{}.bin", e.name());
         let path = dir.join(&name);
-        std::fs::write(&path, s).map_err(io(&path))?;
+        outs.write(&path, s)?;
         let _ = writeln!(toml, "{} = \"{name}\"", e.name());
         files.push(path);
+    }
+    if program.exits.iter().any(|x| !x.is_empty()) {
+        let _ = writeln!(
+            toml,
+            "\n# EC-29: exit points of the streams above (byte offsets).\n[exits]"
+        );
+        for e in Engine::ALL {
+            let x = &program.exits[e as usize];
+            if !x.is_empty() {
+                let _ = writeln!(toml, "{} = {x:?}", e.name());
+            }
+        }
     }
     for v in &program.variables {
         let _ = writeln!(toml, "\n[[variable]]");
@@ -52,13 +88,17 @@ pub fn write_program(program: &Program, dir: &Path) -> Result<Vec<PathBuf>, NpyE
                     &zeros
                 }
             };
-            write_npy(&path, v.dtype, &v.shape, data)?;
+            let bytes = npy_bytes(v.dtype, &v.shape, data).map_err(|why| FileError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+            })?;
+            outs.write(&path, &bytes)?;
             let _ = writeln!(toml, "file = \"{name}\"");
             files.push(path);
         }
     }
     let manifest = dir.join("program.toml");
-    std::fs::write(&manifest, toml).map_err(io(&manifest))?;
+    outs.write(&manifest, toml.as_bytes())?;
     files.insert(0, manifest);
     Ok(files)
 }

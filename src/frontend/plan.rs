@@ -138,6 +138,19 @@ impl Plan {
         if p.return_indices && p.mode != PoolMode::Max {
             return bad("indices are returned by max pooling only".into());
         }
+        // PyTorch's rule and message: each pad at most half the effective kernel
+        // ((k - 1)·d + 1) along its axis; pads are [top, left, bottom, right].
+        for (i, &pad) in p.pads.iter().enumerate() {
+            let axis = i % 2;
+            let (k, d) = (p.kernel[axis] as u64, p.dilation[axis] as u64);
+            let eff = (k.saturating_sub(1)) * d + 1;
+            if pad as u64 > eff / 2 {
+                return bad(format!(
+                    "pad should be at most half of effective kernel size, but got pad={pad}, \
+                     kernel_size={k} and dilation={d}"
+                ));
+            }
+        }
         let big = |v: u32| v > 65535;
         if p.kernel
             .iter()

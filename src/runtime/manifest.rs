@@ -22,11 +22,12 @@
 //! panics on any input.
 
 use super::program::{Program, Role, Variable, VariableError, VariableFault};
+use crate::files::{FileError, read_input};
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::stream::{StreamError, records};
 use crate::limits::Arch;
-use crate::npy::{npy_descr, read_npy};
-use npyz::{NpyHeader, TypeStr};
+use crate::npy::{npy_descr, parse_npy};
+use npyz::TypeStr;
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ struct RawManifest {
     streams: toml::Table,
     #[serde(default, rename = "variable")]
     variables: Vec<RawVariable>,
+    #[serde(default)]
+    exits: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -67,8 +70,8 @@ pub struct ManifestError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ManifestFault {
-    /// The manifest itself cannot be read.
-    Read(std::io::Error),
+    /// The manifest itself cannot be read (or is larger than the input limit).
+    Read(FileError),
     /// Not TOML, a missing or unknown key, or a value of the wrong type
     /// (the message carries the line and column).
     Parse(Box<toml::de::Error>),
@@ -78,14 +81,20 @@ pub enum ManifestFault {
     UnknownEngine(String),
     /// A `[streams]` value that is not a string.
     StreamNotPath(Engine),
-    /// A stream file cannot be read.
+    /// A stream file cannot be read (or is larger than the input limit).
     StreamRead {
         /// The engine.
         engine: Engine,
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// Why (it names the file).
+        source: FileError,
+    },
+    /// An `[exits]` key that is not an engine, or a value that is not a list
+    /// of record offsets inside that engine's stream.
+    Exits {
+        /// The key.
+        key: String,
+        /// What is wrong.
+        why: String,
     },
     /// A stream file is not whole records.
     StreamLength {
@@ -177,6 +186,7 @@ impl ManifestError {
             ManifestFault::Read(_) | ManifestFault::Parse(_) => String::new(),
             ManifestFault::Arch(_) => "arch".into(),
             ManifestFault::UnknownEngine(k) => format!("streams.{k}"),
+            ManifestFault::Exits { key, .. } => format!("exits.{key}"),
             ManifestFault::StreamNotPath(e)
             | ManifestFault::StreamRead { engine: e, .. }
             | ManifestFault::StreamLength { engine: e, .. } => format!("streams.{e}"),
@@ -199,6 +209,7 @@ impl fmt::Display for ManifestFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ManifestFault::Read(e) => write!(f, "cannot read the manifest: {e}"),
+            ManifestFault::Exits { why, .. } => f.write_str(why),
             ManifestFault::Parse(e) => write!(f, "{}", e.to_string().trim_end()),
             ManifestFault::Arch(a) => write!(
                 f,
@@ -209,9 +220,7 @@ impl fmt::Display for ManifestFault {
                 "unknown engine key `{k}` (expected pe, act, pool, dve or sp)"
             ),
             ManifestFault::StreamNotPath(_) => f.write_str("expected a file name (a string)"),
-            ManifestFault::StreamRead { path, source, .. } => {
-                write!(f, "{}: {source}", path.display())
-            }
+            ManifestFault::StreamRead { source, .. } => source.fmt(f),
             ManifestFault::StreamLength { path, source, .. } => {
                 write!(f, "{}: {source}", path.display())
             }
@@ -275,22 +284,53 @@ impl std::error::Error for ManifestError {}
 /// Loads the program a manifest describes: reads and checks every stream
 /// file and input array. Streams are not validated here ([`super::stage`] does).
 pub fn load(manifest: &Path) -> Result<Program, ManifestError> {
+    load_with_files(manifest).map(|(p, _)| p)
+}
+
+/// [`load`], also returning every file read (the manifest first, then the
+/// streams and input arrays), so that a command can refuse to overwrite them.
+/// Every file is read within the input limit ([`crate::files::read_input`]).
+pub fn load_with_files(manifest: &Path) -> Result<(Program, Vec<PathBuf>), ManifestError> {
     let err = |fault, names| ManifestError {
         manifest: manifest.to_owned(),
         fault,
         names,
     };
-    let text =
-        std::fs::read_to_string(manifest).map_err(|e| err(ManifestFault::Read(e), Vec::new()))?;
+    let bytes = read_input(manifest).map_err(|e| err(ManifestFault::Read(e), Vec::new()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        );
+        let fe = FileError::Io {
+            path: manifest.to_owned(),
+            source: io,
+        };
+        err(ManifestFault::Read(fe), Vec::new())
+    })?;
     let dir = manifest.parent().unwrap_or(Path::new(""));
-    parse(&text, dir).map_err(|(fault, names)| err(fault, names))
+    let mut files = vec![manifest.to_owned()];
+    let program = parse(&text, dir, &mut files).map_err(|(fault, names)| err(fault, names))?;
+    Ok((program, files))
+}
+
+/// Parses manifest `text` as if read from `manifest`, resolving the files
+/// it names against `dir` (the fuzz target's entry point: no manifest file).
+pub fn from_str(text: &str, manifest: &Path, dir: &Path) -> Result<Program, ManifestError> {
+    let mut files = Vec::new();
+    parse(text, dir, &mut files).map_err(|(fault, names)| ManifestError {
+        manifest: manifest.to_owned(),
+        fault,
+        names,
+    })
 }
 
 /// A fault and the variables' names (to name the one at fault).
 type Fault = (ManifestFault, Vec<String>);
 
-/// Parses manifest text; paths are resolved against `dir`.
-fn parse(text: &str, dir: &Path) -> Result<Program, Fault> {
+/// Parses manifest text; paths are resolved against `dir`; every file read is
+/// pushed to `files`.
+fn parse(text: &str, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Program, Fault> {
     let raw: RawManifest =
         toml::from_str(text).map_err(|e| (ManifestFault::Parse(Box::new(e)), vec![]))?;
     let names: Vec<String> = raw.variables.iter().map(|v| v.name.clone()).collect();
@@ -305,13 +345,9 @@ fn parse(text: &str, dir: &Path) -> Result<Program, Fault> {
             .as_str()
             .ok_or_else(|| fail(ManifestFault::StreamNotPath(engine)))?;
         let path = dir.join(file);
-        let bytes = std::fs::read(&path).map_err(|source| {
-            fail(ManifestFault::StreamRead {
-                engine,
-                path: path.clone(),
-                source,
-            })
-        })?;
+        files.push(path.clone());
+        let bytes = read_input(&path)
+            .map_err(|source| fail(ManifestFault::StreamRead { engine, source }))?;
         if let Err(source) = records(&bytes).map(|_| ()) {
             return Err(fail(ManifestFault::StreamLength {
                 engine,
@@ -358,12 +394,47 @@ fn parse(text: &str, dir: &Path) -> Result<Program, Fault> {
                         fault: VariableFault::Shape,
                     })));
                 }
-                var.init = Some(read_input(&dir.join(file), &var, index).map_err(fail)?);
+                let path = dir.join(file);
+                files.push(path.clone());
+                var.init = Some(read_array(&path, &var, index).map_err(fail)?);
             }
             (role, Some(_)) => return Err(fail(ManifestFault::FileNotInput { index, role })),
             (_, None) => {}
         }
         program.variables.push(var);
+    }
+    for (key, value) in &raw.exits {
+        let bad = |why: String| {
+            fail(ManifestFault::Exits {
+                key: key.clone(),
+                why,
+            })
+        };
+        let engine = Engine::from_name(key).ok_or_else(|| {
+            bad(format!(
+                "unknown engine key `{key}` (expected pe, act, pool, dve or sp)"
+            ))
+        })?;
+        let len = program.streams[engine as usize].len();
+        let list = value
+            .as_array()
+            .ok_or_else(|| bad("expected a list of byte offsets".into()))?;
+        let mut exits = Vec::with_capacity(list.len());
+        for v in list {
+            let x = v
+                .as_integer()
+                .and_then(|x| usize::try_from(x).ok())
+                .filter(|&x| x < len && x % crate::limits::RECORD_BYTES == 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "`{v}` is not the byte offset of a record of the {len}-byte {engine} stream"
+                    ))
+                })?;
+            exits.push(x);
+        }
+        exits.sort_unstable();
+        exits.dedup();
+        program.exits[engine as usize] = exits;
     }
     program
         .layout()
@@ -377,12 +448,11 @@ fn parse(text: &str, dir: &Path) -> Result<Program, Fault> {
 /// Reads an input's `.npy`: its element type must be the one `.npy` dumps of
 /// the variable's dtype use ([`npy_descr`]: bf16 as uint16 bits, fp32r as
 /// float32, fp8 as uint8 bits; either byte order), its shape the variable's.
-fn read_input(path: &Path, v: &Variable, index: usize) -> Result<Vec<u8>, ManifestFault> {
+fn read_array(path: &Path, v: &Variable, index: usize) -> Result<Vec<u8>, ManifestFault> {
     let npy = |message: String| ManifestFault::Npy { index, message };
     let expected = npy_descr(v.dtype);
-    let file = std::fs::File::open(path).map_err(|e| npy(format!("{}: {e}", path.display())))?;
-    let header = NpyHeader::from_reader(std::io::BufReader::new(file))
-        .map_err(|e| npy(format!("{}: bad .npy: {e}", path.display())))?;
+    let bytes = read_input(path).map_err(|e| npy(e.to_string()))?;
+    let (header, _) = crate::npy::header(path, &bytes).map_err(|e| npy(e.to_string()))?;
     let want: TypeStr = expected.parse().expect("npy_descr gives valid descrs");
     let (same, found) = match header.dtype() {
         npyz::DType::Plain(ts) => (
@@ -406,6 +476,6 @@ fn read_input(path: &Path, v: &Variable, index: usize) -> Result<Vec<u8>, Manife
         });
     }
     // The data (byte order and Fortran order handled by `exec`'s reader).
-    let data = read_npy(path).map_err(|e| npy(e.to_string()))?;
+    let data = parse_npy(path, &bytes).map_err(|e| npy(e.to_string()))?;
     Ok(data.data)
 }

@@ -36,7 +36,9 @@ mod stage;
 pub use dma::FootprintFault;
 pub use manifest::{ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
-pub use sched::{Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait};
+pub use sched::{
+    Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait, pool_work,
+};
 pub use stage::{StageError, Staged, stage};
 
 use crate::device::CpuExecutor;

@@ -215,6 +215,11 @@ pub struct Program {
     pub streams: [Vec<u8>; 5],
     /// The DRAM variables, laid out in this order (EC-18).
     pub variables: Vec<Variable>,
+    /// EC-29: exit points declared beside the streams (byte offsets, indexed
+    /// by [`Engine`]), added to those lowering finds. A `tpb-emu lower`
+    /// output declares its streams' exit points here (manifest `[exits]`),
+    /// since its lowered streams no longer hold the pseudo-records that made them.
+    pub exits: [Vec<usize>; 5],
 }
 
 impl Program {

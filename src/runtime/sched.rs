@@ -6,16 +6,25 @@
 //! (the two `*_THEN_*` modes); run the record to completion; apply its update
 //! (for DMA_MEMCPY first `sem[byte 13] += byte 14`, EC-23). An engine's
 //! program ends at the end of its stream, at a branch to it (EC-28, EC-32),
-//! or when execution falls through onto one of its exit points (EC-29).
+//! or when execution reaches one of its exit points by falling through or by
+//! a REGISTER-mode branch (a function's return; EC-29, amended).
+//!
+//! Two budgets stop a program that would not end in reasonable time: the
+//! record budget (`--max-records`) and the work budget (`--max-work`:
+//! elements moved by DMA plus elements folded by Pool records),
+//! checked before each record runs.
 //! When no engine can run and some have not finished: [`RunError::Deadlock`].
 
 use super::DEFAULT_MAX_RECORDS;
 use super::dma;
 use super::stage::{Cond, Op, Staged, Step, To};
 use crate::device::{DeviceMemory, DispatchError, Executor, Trace, dispatch};
+use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
 use crate::isa::record::Events;
 use crate::isa::text::disasm_record;
+use crate::isa::{Record, S4d4Pl};
+use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::fmt;
 use std::sync::Arc;
@@ -248,6 +257,24 @@ pub enum RunError {
         /// The stream's length in bytes.
         len: usize,
     },
+    /// The next record would take the work done past the work budget.
+    #[error(
+        "stopped before the {engine} record at byte offset {offset}: it would take the work \
+         done past the work budget of {limit} elements ({done} done, {cost} more; raise \
+         --max-work)"
+    )]
+    WorkBudget {
+        /// The budget, in elements moved or folded.
+        limit: u64,
+        /// The work done so far.
+        done: u64,
+        /// The record's work.
+        cost: u64,
+        /// The engine.
+        engine: Engine,
+        /// The record's byte offset.
+        offset: usize,
+    },
     /// More records executed than the budget allows (a program that never ends).
     #[error(
         "stopped after {limit} records: the record budget is spent (the program may loop \
@@ -288,6 +315,9 @@ pub struct Machine {
     pc: [usize; 5],
     executed: [u64; 5],
     max_records: u64,
+    /// Elements moved or folded so far, and the budget.
+    work: u64,
+    max_work: u64,
     /// Per engine: the record index whose blocked state was already traced.
     traced_block: [Option<usize>; 5],
 }
@@ -322,6 +352,8 @@ impl Machine {
             pc,
             executed: [0; 5],
             max_records: DEFAULT_MAX_RECORDS,
+            work: 0,
+            max_work: DEFAULT_MAX_WORK,
             traced_block: [None; 5],
         }
     }
@@ -329,6 +361,17 @@ impl Machine {
     /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
     pub fn set_max_records(&mut self, n: u64) {
         self.max_records = n;
+    }
+
+    /// Sets the work budget (default [`DEFAULT_MAX_WORK`]): elements moved
+    /// by DMA or folded by Pool records over the whole run (control records count 1).
+    pub fn set_max_work(&mut self, n: u64) {
+        self.max_work = n;
+    }
+
+    /// Elements moved or folded so far.
+    pub fn work_done(&self) -> u64 {
+        self.work
     }
 
     /// The staged program.
@@ -405,6 +448,20 @@ impl Machine {
                         break Err(RunError::RecordBudget {
                             limit: self.max_records,
                         });
+                    }
+                    let step = &self.staged.steps[e][self.pc[e]];
+                    let cost = record_work(step);
+                    match self.work.checked_add(cost) {
+                        Some(w) if w <= self.max_work => self.work = w,
+                        _ => {
+                            break Err(RunError::WorkBudget {
+                                limit: self.max_work,
+                                done: self.work,
+                                cost,
+                                engine: Engine::ALL[e],
+                                offset: step.offset,
+                            });
+                        }
                     }
                     if let Err(err) = self.step(e, exec, trace) {
                         break Err(err);
@@ -529,7 +586,7 @@ impl Machine {
             self.events[i as usize] = !set;
         }
         let mut next = idx + 1;
-        let mut branched = false;
+        let mut arrival = Arrival::FallThrough;
         match &step.op {
             Op::Events => {}
             Op::Pool(v) => {
@@ -574,7 +631,10 @@ impl Machine {
                         });
                     }
                     next = target as usize / RECORD_BYTES;
-                    branched = true;
+                    arrival = match *to {
+                        To::Offset(_) => Arrival::RelImm,
+                        To::Registers { .. } => Arrival::Register,
+                    };
                 }
                 if trace.enabled() {
                     let line = if !taken {
@@ -615,9 +675,7 @@ impl Machine {
             }
             Update::SemWrite { idx: i, value } => self.sems[i as usize] = value,
         }
-        // EC-29: falling through onto an exit point ends the engine's program
-        // (a taken branch to it does not: a function's entry may be one).
-        if next == idx + 1 && !branched && self.staged.steps[e].get(next).is_some_and(|s| s.exit) {
+        if self.staged.steps[e].get(next).is_some_and(|s| s.exit) && exit_point_ends(arrival) {
             next = self.staged.steps[e].len();
         }
         self.pc[e] = next;
@@ -633,6 +691,45 @@ impl Machine {
         }
         Ok(())
     }
+}
+
+/// How execution arrived at an engine's next record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrival {
+    /// The previous record completed without a taken branch.
+    FallThrough,
+    /// A taken COMPARE_BRANCH with a REL_IMM target (a call, a jump).
+    RelImm,
+    /// A taken COMPARE_BRANCH through registers (a function's return).
+    Register,
+}
+
+/// EC-29 (amended): arriving at an exit point by falling through or by a
+/// REGISTER-mode branch (a function's return) ends the engine's program; a
+/// REL_IMM branch onto it enters the function that starts there.
+fn exit_point_ends(arrival: Arrival) -> bool {
+    // EC-29
+    matches!(arrival, Arrival::FallThrough | Arrival::Register)
+}
+
+/// The work of one record for the work budget: elements moved by a
+/// DMA_MEMCPY (its element count, [`DmaMemcpy`]), elements folded by a
+/// Pool-family record (the src walk's elements times the active channels,
+/// [`S4d4Pl`]); 1 for every other record (control and events), so that a
+/// loop of them still counts.
+pub(crate) fn record_work(step: &Step) -> u64 {
+    match step.op {
+        Op::Pool(_) => pool_work(&step.record),
+        Op::Dma(_) => DmaMemcpy::decode(&step.record).src.elements().max(1),
+        _ => 1,
+    }
+}
+
+/// The work budget's count for a Pool-family record: the elements it folds,
+/// its src walk's elements times its active channels (at least 1).
+pub fn pool_work(record: &Record) -> u64 {
+    let p = S4d4Pl::decode(record);
+    p.src.elements() * u64::from(p.num_active_channels).max(1)
 }
 
 /// A readable form of the control and DMA records (the text form prints them raw).

@@ -340,12 +340,17 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
                 exit: false,
             });
         }
-        for &x in lowered.exits() {
+        // EC-29: the exit points lowering found, and those the program declares.
+        let mut all = lowered.exits().to_vec();
+        all.extend_from_slice(&program.exits[engine as usize]);
+        all.sort_unstable();
+        all.dedup();
+        for &x in &all {
             if let Some(s) = list.get_mut(x / RECORD_BYTES) {
                 s.exit = true;
             }
         }
-        exits[engine as usize] = lowered.exits().to_vec();
+        exits[engine as usize] = all;
         blocks[engine as usize] = lowered.blocks().to_vec();
     }
     let mut dram_init = vec![0u8; size as usize];

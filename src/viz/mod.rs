@@ -296,7 +296,56 @@ pub fn montage(p: &Planes, opts: &Options) -> RgbImage {
         });
         label(&mut img, &g, i, &p.labels[i]);
     }
-    img
+    let (lo, hi) = match cmap {
+        Cmap::Diverging => {
+            let m = global.0.abs().max(global.1.abs());
+            (-m, m)
+        }
+        _ => global,
+    };
+    let per = match opts.normalize {
+        Normalize::Channel if count > 1 => " (each plane on its own range)",
+        _ => "",
+    };
+    colour_bar(img, cmap, &format!("{} .. {}{per}", num(lo), num(hi)))
+}
+
+/// Height of the strip under a montage that holds its colour bar or legend.
+pub const LEGEND_H: u32 = 2 * GAP + COLOUR_BAR_H + 2 + 8;
+/// Height of the colour bar itself.
+pub const COLOUR_BAR_H: u32 = 6;
+
+/// A value for a legend: finite values in the shortest form, else a word.
+fn num(x: f32) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "no finite values".into()
+    }
+}
+
+/// `img` with a strip below it (and widened to `min_w`), for a legend.
+fn with_strip(img: RgbImage, min_w: u32) -> RgbImage {
+    let w = img.width().max(min_w);
+    let mut out = RgbImage::from_pixel(w, img.height() + LEGEND_H, BACKGROUND);
+    image::imageops::replace(&mut out, &img, 0, 0);
+    out
+}
+
+/// Adds the colour bar of `cmap` (low values left) and the value range `text` under `img`.
+fn colour_bar(img: RgbImage, cmap: Cmap, text: &str) -> RgbImage {
+    let text_w = text.len() as u32 * 8 + 2 * GAP;
+    let top = img.height() + GAP;
+    let mut out = with_strip(img, text_w);
+    let bar_w = out.width() - 2 * GAP;
+    for x in 0..bar_w {
+        let c = color(cmap, x as f64 / (bar_w.max(2) - 1) as f64);
+        for y in 0..COLOUR_BAR_H {
+            out.put_pixel(GAP + x, top + y, c);
+        }
+    }
+    text_at(&mut out, GAP, top + COLOUR_BAR_H + 2, text);
+    out
 }
 
 /// Draws window positions (the winning tap, 0..KH·KW, x fastest) as
@@ -315,7 +364,40 @@ pub fn argmax_map(p: &Planes) -> RgbImage {
         });
         label(&mut img, &g, i, &p.labels[i]);
     }
-    img
+    // The legend: a swatch and its window position for every position drawn
+    // (the palette repeats after ten).
+    let top_k = p.values[..count * p.h * p.w]
+        .iter()
+        .filter(|x| x.is_finite() && **x >= 0.0)
+        .fold(0usize, |m, &x| m.max(x as usize));
+    let shown = (top_k + 1).min(colorous::TABLEAU10.len());
+    let entries: Vec<String> = (0..shown)
+        .map(|k| {
+            if k + 1 == shown && top_k + 1 > shown {
+                format!("{k}+")
+            } else {
+                k.to_string()
+            }
+        })
+        .collect();
+    let widths: Vec<u32> = entries
+        .iter()
+        .map(|e| 8 + 2 + e.len() as u32 * 8 + 6)
+        .collect();
+    let total = widths.iter().sum::<u32>() + 2 * GAP;
+    let top = img.height() + GAP;
+    let mut out = with_strip(img, total);
+    let mut x = GAP;
+    for (k, (e, w)) in entries.iter().zip(&widths).enumerate() {
+        for dy in 0..8 {
+            for dx in 0..8 {
+                out.put_pixel(x + dx, top + dy, category(k));
+            }
+        }
+        text_at(&mut out, x + 10, top, e);
+        x += w;
+    }
+    out
 }
 
 fn draw_plane(
@@ -361,6 +443,13 @@ pub fn text_at(img: &mut RgbImage, x: u32, y: u32, text: &str) {
             }
         }
     }
+}
+
+/// The bytes of `img` as a PNG file.
+pub fn png_bytes(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut buf, image::ImageFormat::Png)?;
+    Ok(buf.into_inner())
 }
 
 /// Writes `img` as a PNG.

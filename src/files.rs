@@ -1,0 +1,502 @@
+//! Files in and out, safely: bounded reading, the path-collision check and
+//! atomic outputs. This module depends on nothing but `std` and
+//! [`crate::limits`]; every reader and writer of the crate goes through it.
+//!
+//! - [`read_bounded`] reads a whole file, refusing one larger than a limit
+//!   *before* allocating for it (regular files: by their size; anything else,
+//!   such as `/dev/zero` or a FIFO: by reading at most `limit + 1` bytes), and
+//!   refusing rather than aborting when memory runs out. [`input_limit`] is the
+//!   limit in force: [`MAX_INPUT_BYTES`] unless the environment variable
+//!   [`INPUT_LIMIT_ENV`] or [`set_input_limit`] (the CLI's `--max-input-bytes`)
+//!   says otherwise.
+//! - [`check_distinct`] refuses an output path that is an input path or
+//!   another output path, after resolving symlinks and `..` (outputs that do
+//!   not exist yet are resolved through their nearest existing ancestor).
+//! - [`Outputs`] is a transaction: each output is written to a temporary file
+//!   in its target folder; [`Outputs::commit`] renames them all into place.
+//!   Dropped without a commit, it removes its temporary files and the folders
+//!   it created, so a failing command leaves no new or partial output.
+
+use crate::limits::MAX_INPUT_BYTES;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The environment variable that overrides [`MAX_INPUT_BYTES`] (a byte count).
+pub const INPUT_LIMIT_ENV: &str = "TPB_EMU_MAX_INPUT_BYTES";
+
+/// Why a file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The OS refused.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file holds more than the input limit (or more than memory can hold).
+    #[error(
+        "{}: {} the input limit of {limit} bytes (raise it with --max-input-bytes or {INPUT_LIMIT_ENV})",
+        path.display(),
+        match size { Some(s) => format!("{s} bytes exceed"), None => "more bytes than".to_string() }
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in force.
+        limit: u64,
+        /// The file's size, when it is known (a regular file).
+        size: Option<u64>,
+    },
+    /// Memory ran out before the file was read whole.
+    #[error("{}: out of memory after reading {read} bytes (input limit {limit} bytes)", path.display())]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// Bytes read so far.
+        read: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+}
+
+/// The override set by [`set_input_limit`]; 0 means none.
+static INPUT_LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the input limit for the rest of the process (the CLI's
+/// `--max-input-bytes`); it wins over [`INPUT_LIMIT_ENV`]. 0 is ignored.
+pub fn set_input_limit(bytes: u64) {
+    INPUT_LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// Parses a byte count as [`INPUT_LIMIT_ENV`] takes it: a positive decimal
+/// integer, optionally followed by `K`, `M`, `G` or `T` (binary multiples).
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, shift) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 10),
+        (i, 'm' | 'M') => (&s[..i], 20),
+        (i, 'g' | 'G') => (&s[..i], 30),
+        (i, 't' | 'T') => (&s[..i], 40),
+        _ => (s, 0),
+    };
+    let n: u64 = digits.parse().ok().filter(|&n| n > 0)?;
+    n.checked_mul(1u64 << shift)
+}
+
+/// The input limit in force: [`set_input_limit`]'s value, else
+/// [`INPUT_LIMIT_ENV`]'s, else [`MAX_INPUT_BYTES`]. A malformed environment
+/// value is an error naming it.
+pub fn input_limit() -> Result<u64, String> {
+    let set = INPUT_LIMIT.load(Ordering::Relaxed);
+    if set != 0 {
+        return Ok(set);
+    }
+    match std::env::var_os(INPUT_LIMIT_ENV) {
+        None => Ok(MAX_INPUT_BYTES),
+        Some(v) => v.to_str().and_then(parse_bytes).ok_or_else(|| {
+            format!("{INPUT_LIMIT_ENV}={v:?} is not a byte count such as 4096 or 4G")
+        }),
+    }
+}
+
+/// [`read_bounded`] with the limit in force ([`input_limit`]; a malformed
+/// environment value falls back to [`MAX_INPUT_BYTES`], the CLI refuses it first).
+pub fn read_input(path: &Path) -> Result<Vec<u8>, FileError> {
+    read_bounded(path, input_limit().unwrap_or(MAX_INPUT_BYTES))
+}
+
+/// Reads the whole file at `path`, refusing one of more than `limit` bytes
+/// before allocating for it. A regular file is checked by its size; anything
+/// else (a device such as `/dev/zero`, a FIFO) is read up to `limit + 1`
+/// bytes. Running out of memory is an error, not an abort.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let io = |source| FileError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let mut buf = Vec::new();
+    if meta.is_file() {
+        let size = meta.len();
+        if size > limit {
+            return Err(FileError::TooLarge {
+                path: path.to_owned(),
+                limit,
+                size: Some(size),
+            });
+        }
+        let want = usize::try_from(size).unwrap_or(usize::MAX);
+        buf.try_reserve_exact(want)
+            .map_err(|_| FileError::OutOfMemory {
+                path: path.to_owned(),
+                read: 0,
+                limit,
+            })?;
+    }
+    let mut reader = file.take(limit.saturating_add(1));
+    if meta.is_file() {
+        // The size is known and reserved; `read_to_end` grows only if the file grew.
+        reader.read_to_end(&mut buf).map_err(io)?;
+    } else {
+        // A device or a FIFO: read in chunks, reserving memory fallibly.
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            let got = match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(e)),
+            };
+            buf.try_reserve(got).map_err(|_| FileError::OutOfMemory {
+                path: path.to_owned(),
+                read: buf.len() as u64,
+                limit,
+            })?;
+            buf.extend_from_slice(&chunk[..got]);
+        }
+    }
+    if buf.len() as u64 > limit {
+        return Err(FileError::TooLarge {
+            path: path.to_owned(),
+            limit,
+            size: None,
+        });
+    }
+    Ok(buf)
+}
+
+/// `path` made absolute, with symlinks and `..` resolved: the path itself if
+/// it exists, else its nearest existing ancestor's resolution joined with the
+/// rest (lexically normalised).
+pub fn resolve(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_owned())
+    };
+    let abs = normalize(&abs);
+    if let Ok(p) = abs.canonicalize() {
+        return p;
+    }
+    let mut rest = Vec::new();
+    let mut cur = abs.as_path();
+    while let Some(parent) = cur.parent() {
+        if let Some(name) = cur.file_name() {
+            rest.push(name.to_owned());
+        }
+        if let Ok(p) = parent.canonicalize() {
+            return rest.iter().rev().fold(p, |p, n| p.join(n));
+        }
+        cur = parent;
+    }
+    abs
+}
+
+/// Removes `.` and folds `..` lexically (used before the nearest existing
+/// ancestor is resolved, so `missing/../x` means `x`).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c.as_os_str()),
+        }
+    }
+    out
+}
+
+/// An output path that would overwrite an input or another output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} {} is the same file as {other} {}; refusing to overwrite it",
+    path.display(),
+    other_path.display()
+)]
+pub struct Collision {
+    /// The output that collides (e.g. `--output`).
+    pub what: String,
+    /// Its path as given.
+    pub path: PathBuf,
+    /// The input or output it collides with.
+    pub other: String,
+    /// That one's path as given.
+    pub other_path: PathBuf,
+}
+
+/// Refuses an output that resolves ([`resolve`]) to the same path as an
+/// input or as an earlier output. Each entry is `(what, path)`, `what`
+/// naming it for the message (e.g. `"--indices"`).
+pub fn check_distinct(
+    inputs: &[(String, PathBuf)],
+    outputs: &[(String, PathBuf)],
+) -> Result<(), Collision> {
+    let ins: Vec<PathBuf> = inputs.iter().map(|(_, p)| resolve(p)).collect();
+    let mut outs: Vec<PathBuf> = Vec::with_capacity(outputs.len());
+    for (what, path) in outputs {
+        let r = resolve(path);
+        let hit = ins
+            .iter()
+            .zip(inputs)
+            .chain(outs.iter().zip(outputs))
+            .find(|(q, _)| **q == r);
+        if let Some((_, (other, other_path))) = hit {
+            return Err(Collision {
+                what: what.clone(),
+                path: path.clone(),
+                other: other.clone(),
+                other_path: other_path.clone(),
+            });
+        }
+        outs.push(r);
+    }
+    Ok(())
+}
+
+/// A set of output files written all together or not at all.
+///
+/// [`Outputs::write`] puts each file's bytes in a temporary file beside its
+/// target (creating missing folders); [`Outputs::commit`] renames every one
+/// into place. Dropped without a commit, it deletes its temporary files and
+/// the folders it created.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// (temporary file, target), in write order.
+    pending: Vec<(PathBuf, PathBuf)>,
+    /// Folders created, outermost first.
+    created: Vec<PathBuf>,
+    committed: bool,
+}
+
+impl Outputs {
+    /// An empty transaction.
+    pub fn new() -> Outputs {
+        Outputs::default()
+    }
+
+    /// Creates `dir` and its missing ancestors, remembering which were new
+    /// (they are removed again if the transaction is dropped).
+    pub fn create_dir(&mut self, dir: &Path) -> Result<(), FileError> {
+        let mut missing = Vec::new();
+        let mut cur = Some(dir);
+        while let Some(d) = cur.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            missing.push(d.to_owned());
+            cur = d.parent();
+        }
+        for d in missing.into_iter().rev() {
+            match std::fs::create_dir(&d) {
+                Ok(()) => self.created.push(d),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => return Err(FileError::Io { path: d, source }),
+            }
+        }
+        if dir.as_os_str().is_empty() || dir.is_dir() {
+            Ok(())
+        } else {
+            Err(FileError::Io {
+                path: dir.to_owned(),
+                source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a folder"),
+            })
+        }
+    }
+
+    /// Writes `bytes` to a temporary file beside `path`; the file appears at
+    /// `path` only on [`Outputs::commit`]. Writing one path twice replaces
+    /// the first bytes.
+    pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+        let io = |source| FileError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let dir = path.parent().unwrap_or(Path::new(""));
+        self.create_dir(dir)?;
+        let name = path.file_name().ok_or_else(|| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a file name",
+            ))
+        })?;
+        if path.is_dir() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a folder",
+            )));
+        }
+        if let Some(i) = self.pending.iter().position(|(_, t)| t == path) {
+            let (tmp, _) = self.pending.remove(i);
+            let _ = std::fs::remove_file(tmp);
+        }
+        let mut n = 0u32;
+        let tmp = loop {
+            let mut t = std::ffi::OsString::from(".");
+            t.push(name);
+            t.push(format!(".tpb-emu-{}-{n}.tmp", std::process::id()));
+            let tmp = dir.join(t);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    let done = f.write_all(bytes).and_then(|()| f.flush());
+                    if let Err(e) = done {
+                        let _ = std::fs::remove_file(&tmp);
+                        return Err(io(e));
+                    }
+                    break tmp;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(io(e)),
+            }
+        };
+        self.pending.push((tmp, path.to_owned()));
+        Ok(())
+    }
+
+    /// The targets written so far, in order.
+    pub fn targets(&self) -> impl Iterator<Item = &Path> {
+        self.pending.iter().map(|(_, t)| t.as_path())
+    }
+
+    /// Renames every temporary file into place. On a failure the files not
+    /// yet renamed are removed.
+    pub fn commit(mut self) -> Result<(), FileError> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut result = Ok(());
+        for (tmp, target) in pending {
+            if result.is_ok() {
+                if let Err(source) = std::fs::rename(&tmp, &target) {
+                    result = Err(FileError::Io {
+                        path: target,
+                        source,
+                    });
+                    let _ = std::fs::remove_file(&tmp);
+                }
+            } else {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+        self.committed = result.is_ok();
+        result
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        for (tmp, _) in self.pending.drain(..) {
+            let _ = std::fs::remove_file(tmp);
+        }
+        if !self.committed {
+            for d in self.created.iter().rev() {
+                // Only if empty: never removes anything but what this transaction made.
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "tpb-emu-files-{}-{}",
+            std::process::id(),
+            fastrand_seed()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn fastrand_seed() -> u64 {
+        use std::sync::atomic::AtomicU64;
+        static N: AtomicU64 = AtomicU64::new(0);
+        N.fetch_add(1, Ordering::Relaxed)
+    }
+
+    #[test]
+    fn bounded_read_refuses_large_files_and_devices() {
+        let d = tmp();
+        let f = d.join("ten");
+        std::fs::write(&f, [7u8; 10]).unwrap();
+        assert_eq!(read_bounded(&f, 10).unwrap(), [7u8; 10]);
+        match read_bounded(&f, 9) {
+            Err(FileError::TooLarge {
+                limit: 9,
+                size: Some(10),
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        match read_bounded(Path::new("/dev/zero"), 3 << 20) {
+            Err(FileError::TooLarge {
+                limit, size: None, ..
+            }) => assert_eq!(limit, 3 << 20),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            read_bounded(&d.join("missing"), 10),
+            Err(FileError::Io { .. })
+        ));
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn byte_counts_parse() {
+        assert_eq!(parse_bytes("4096"), Some(4096));
+        assert_eq!(parse_bytes("4G"), Some(4 << 30));
+        assert_eq!(parse_bytes("1k"), Some(1024));
+        assert_eq!(parse_bytes("0"), None);
+        assert_eq!(parse_bytes("-1"), None);
+        assert_eq!(parse_bytes("G"), None);
+        assert_eq!(parse_bytes("99999999999T"), None);
+    }
+
+    #[test]
+    fn collisions_resolve_dots_and_symlinks() {
+        let d = tmp();
+        std::fs::write(d.join("in.npy"), b"x").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.join("in.npy"), d.join("link.npy")).unwrap();
+        let i = vec![("--input".to_string(), d.join("in.npy"))];
+        let o = |p: PathBuf| vec![("--output".to_string(), p)];
+        assert!(check_distinct(&i, &o(d.join("sub/../in.npy"))).is_err());
+        assert!(check_distinct(&i, &o(d.join("link.npy"))).is_err());
+        assert!(check_distinct(&i, &o(d.join("sub/out.npy"))).is_ok());
+        let two = vec![
+            ("a".to_string(), d.join("new/x.npy")),
+            ("b".to_string(), d.join("new/../new/x.npy")),
+        ];
+        let e = check_distinct(&i, &two).unwrap_err();
+        assert_eq!((e.what.as_str(), e.other.as_str()), ("b", "a"));
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn outputs_appear_only_on_commit() {
+        let d = tmp();
+        let a = d.join("new/deeper/a.bin");
+        {
+            let mut o = Outputs::new();
+            o.write(&a, b"abc").unwrap();
+            assert!(!a.exists());
+        }
+        assert!(!d.join("new").exists(), "the folders it made are gone");
+        let mut o = Outputs::new();
+        o.write(&a, b"abc").unwrap();
+        o.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"abc");
+        assert_eq!(std::fs::read_dir(a.parent().unwrap()).unwrap().count(), 1);
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
