@@ -11,6 +11,7 @@ pub mod device;
 pub mod frontend;
 pub mod isa;
 pub mod limits;
+pub mod neff;
 pub mod npy;
 pub mod runtime;
 pub mod viz;
