@@ -7,7 +7,11 @@ pub mod demo;
 pub mod disasm;
 pub mod exec;
 pub mod info;
+pub mod inspect;
 pub mod lower;
+pub mod neff;
+pub mod neff_run;
+pub mod pack;
 pub mod pool2d;
 pub mod run;
 pub mod validate;
@@ -77,6 +81,9 @@ pub enum CliError {
     /// No GPU adapter.
     #[error("{0}")]
     NoAdapter(String),
+    /// A usage error found after parsing (e.g. a bad `--input` name of `run MODEL.neff`).
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl CliError {
@@ -87,6 +94,7 @@ impl CliError {
             CliError::Io { .. } | CliError::Stream { .. } | CliError::BadInput(_) => Exit::BadInput,
             CliError::Exec(_) => Exit::Exec,
             CliError::NoAdapter(_) => Exit::NoAdapter,
+            CliError::Usage(_) => Exit::Usage,
         }
     }
 }

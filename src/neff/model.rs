@@ -12,7 +12,7 @@ use std::fmt;
 use std::ops::Range;
 
 /// A public input or output tensor of neff.json (§1.8, NEFF-EC-7).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct IoTensor {
     /// Its name (also the def.json variable it binds to).
     pub name: String,
