@@ -84,30 +84,14 @@ pub fn validate(
     let n = load(path, flags, arch)?;
     let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     for e in engines(engine) {
-        let x = expand(&n, e).map_err(rejected)?;
-        let l = lower(&x.bytes).map_err(|err| match err {
-            LowerError::Malformed(s) => CliError::BadInput(format!("{e} stream: {s}")),
-            LowerError::Rejected(r) => CliError::InvalidProgram(format!(
-                "{e} stream: {} [NEFF offset {}]",
-                r,
-                x.original(r.offset)
-            )),
-        })?;
-        let t = Target {
-            engine: e,
-            arch: n.arch,
-        };
-        let count = validate_lowered(&l, t).map_err(|inv| {
-            CliError::InvalidProgram(format!(
-                "{e} stream: {inv} [NEFF offset {}]",
-                x.original(inv.original)
-            ))
+        let count = crate::neff::lower::validate_engine(&n, e).map_err(|err| match err {
+            crate::neff::lower::EngineInvalid::Trigger(t) => rejected(t),
+            other => CliError::InvalidProgram(other.to_string()),
         })?;
         writeln!(
             out,
-            "ok: {e}: {} records ({} after lowering) valid on the {e} engine ({})",
+            "ok: {e}: {} records ({count} after lowering) valid on the {e} engine ({})",
             n.stream(e).len() / 64,
-            count,
             n.arch.name()
         )
         .map_err(io)?;

@@ -6,6 +6,8 @@ use std::ops::Range;
 
 /// The gzip magic and deflate method byte (§6 step 9: `1f 8b 08`).
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+/// Deflate's largest expansion: 258 bytes from about 2 bits.
+const MAX_DEFLATE_RATIO: u64 = 1032;
 /// Tar block size.
 const BLOCK: usize = 512;
 /// The 18-byte suffix of members the runtime drops (§1.6, §7 C-6).
@@ -35,7 +37,15 @@ pub fn is_gzip(data: &[u8]) -> bool {
 /// reading NEFF metadata".
 pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
     let mut dec = flate2::bufread::GzDecoder::new(data).take(limit.saturating_add(1));
-    let mut out = Vec::new();
+    // A capacity hint from the ISIZE trailer of a payload that is one member,
+    // bounded by the limit and by deflate's largest ratio (1032:1), so that
+    // the output is not copied as it grows.
+    let hint = data
+        .last_chunk::<4>()
+        .map_or(0, |t| u32::from_le_bytes(*t) as u64)
+        .min(limit)
+        .min(data.len() as u64 * MAX_DEFLATE_RATIO);
+    let mut out = Vec::with_capacity(hint as usize);
     dec.read_to_end(&mut out).map_err(|e| {
         let s = e.to_string();
         if s.contains("checksum") {

@@ -537,6 +537,81 @@ pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerReject
     })
 }
 
+/// Why an engine stream of a NEFF is not valid.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineInvalid {
+    /// A trigger was rejected (NEFF-EC-4, NEFF-EC-5).
+    #[error(transparent)]
+    Trigger(#[from] TriggerRejected),
+    /// The runtime's lowering rejected a pseudo-record (EC-29); `neff_offset`
+    /// is its offset in the NEFF's stream.
+    #[error("{engine} stream: {rejected} [NEFF offset {neff_offset}]")]
+    Lower {
+        /// The engine.
+        engine: Engine,
+        /// The rejection (offsets in the expanded stream).
+        rejected: crate::runtime::lower::Rejected,
+        /// Offset in the NEFF's stream.
+        neff_offset: usize,
+    },
+    /// A record failed a SPEC §5 predicate.
+    #[error("{engine} stream: {invalid} [NEFF offset {neff_offset}]")]
+    Record {
+        /// The engine.
+        engine: Engine,
+        /// The failure (offsets in the lowered and expanded streams).
+        invalid: crate::runtime::lower::LoweredInvalid,
+        /// Offset in the NEFF's stream.
+        neff_offset: usize,
+    },
+}
+
+/// `validate MODEL.neff`'s work for one engine: expands the triggers, lowers
+/// (SPEC §8) and validates every record for the NEFF's generation. A stream
+/// with no pseudo-opcode after expansion lowers to itself, so it is validated
+/// in place. Returns the records validated.
+pub fn validate_engine(neff: &Neff, engine: Engine) -> Result<usize, EngineInvalid> {
+    use crate::isa::validate::{StreamInvalid, Target, validate_stream};
+    use crate::runtime::lower::{LowerError, LoweredInvalid, lower, validate_lowered};
+    let x = expand(neff, engine)?;
+    let t = Target {
+        engine,
+        arch: neff.arch,
+    };
+    let has_pseudo = x
+        .bytes
+        .chunks_exact(RECORD_BYTES)
+        .any(|r| Opcode(r[0]).is_pseudo());
+    if !has_pseudo {
+        return validate_stream(&x.bytes, t).map_err(|e| match e {
+            StreamInvalid::Invalid(record) => EngineInvalid::Record {
+                engine,
+                neff_offset: x.original(record.offset),
+                invalid: LoweredInvalid {
+                    record,
+                    original: record.offset,
+                },
+            },
+            StreamInvalid::Malformed(_) => {
+                unreachable!("the reader checked whole records")
+            }
+        });
+    }
+    let l = lower(&x.bytes).map_err(|e| match e {
+        LowerError::Rejected(rejected) => EngineInvalid::Lower {
+            engine,
+            neff_offset: x.original(rejected.offset),
+            rejected,
+        },
+        LowerError::Malformed(_) => unreachable!("the reader checked whole records"),
+    })?;
+    validate_lowered(&l, t).map_err(|invalid| EngineInvalid::Record {
+        engine,
+        neff_offset: x.original(invalid.original),
+        invalid,
+    })
+}
+
 /// Why a NEFF did not become a program.
 #[derive(Debug, thiserror::Error)]
 pub enum MapError {

@@ -536,6 +536,8 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         .map(|(d, _)| d)
         .unwrap_or("")
         .to_string();
+    // NEFF-EC-14: keys are looked up by name, so `#` keys, unknown keys and
+    // the sections read past (act_info, ucode_lib, …) have no effect.
     let def: DefJson = parse(member(&c, &definition)?, &definition)?;
     let mut raw: Vec<RawVar> = Vec::new();
     for (name, v) in def.var.map(|o| o.0).unwrap_or_default() {
@@ -762,6 +764,7 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             let bm = in_dir(&sg_dir, instr);
             let r = member_range(&c, &bm)?;
             let len = r.end - r.start;
+            // NEFF-EC-6: every engine's .bin, sp.bin included, is 64-byte records.
             if !len.is_multiple_of(RECORD_BYTES) {
                 return err(format!(
                     "{bm}: stream length {len} is not a multiple of {RECORD_BYTES}"
