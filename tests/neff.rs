@@ -556,3 +556,73 @@ fn views_and_weights() {
         "variable 'v': bytes 65..+64 are outside 'gradient_in' (128 bytes)"
     );
 }
+
+#[test]
+fn virtual_views_run_and_bound_walks() {
+    // gview: the 64 bytes at 64 of gradient_out; the second block copies
+    // 64 bytes from the view to output + 64 (NEFF-EC-3 `to_off`).
+    let def = DEF_JSON.replace(
+        "\"gradient_out\": {",
+        "\"gview\": {\"type\": \"virtual\", \"var_id\": 5, \"size\": 64, \"backing_buf\": \"gradient_out\", \"backing_variable_off\": 64},\
+         \"gradient_out\": {",
+    );
+    let pool_json = POOL_JSON.replace(
+        r#"{"from": "gradient_out", "to": "output",
+    "from_sizes": [128, 1], "from_steps": [1, 128], "to_sizes": [128, 1], "to_steps": [1, 128]}"#,
+        r#"{"from": "gview", "to": "output", "to_off": 64,
+    "from_sizes": [64, 1], "from_steps": [1, 0], "to_sizes": [64, 1], "to_steps": [1, 0]}"#,
+    );
+    assert_ne!(pool_json, POOL_JSON);
+    let f = pkg2(&fixture_tar(&Parts {
+        def_json: Some(def.clone()),
+        pool_json: Some(pool_json.clone()),
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    let input: Vec<u8> = (0..128u8).collect();
+    let inputs = HashMap::from([("input".to_string(), input.clone())]);
+    let m = neff::lower::program(&n, &inputs).unwrap();
+    // The view's VAR_ID became gradient_out (4) at offset 64.
+    let pool = &m.program.streams[Engine::Pool as usize];
+    assert_eq!(
+        u64::from_le_bytes(pool[64 + 16..64 + 24].try_into().unwrap()),
+        0x10 << 56 | 4 << 32 | 64
+    );
+    let machine = tpb_emu::runtime::run_cpu(&m.program).unwrap();
+    let out = machine.variable("output").unwrap();
+    assert_eq!(&out[..64], &[0u8; 64]);
+    assert_eq!(&out[64..], &input[64..]);
+    // A walk of 65 bytes from a 64-byte view: emu_footprint_in_bounds.
+    let bad = pool_json
+        .replace("\"from_sizes\": [64, 1]", "\"from_sizes\": [65, 1]")
+        .replace("\"to_sizes\": [64, 1]", "\"to_sizes\": [65, 1]");
+    let f = pkg2(&fixture_tar(&Parts {
+        def_json: Some(def),
+        pool_json: Some(bad),
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    let Err(neff::lower::MapError::Rejected(e)) = neff::lower::program(&n, &inputs) else {
+        panic!("must be rejected");
+    };
+    assert_eq!(
+        (e.engine, e.offset, e.predicate),
+        (Engine::Pool, 64, "emu_footprint_in_bounds")
+    );
+}
+
+#[test]
+fn a_block_defined_twice_is_a_load_error() {
+    let def = DEF_JSON.replace(
+        "\"replica_groups\"",
+        "\"dma\": [{\"id\": 0, \"queue\": \"q_gradient_in\", \"desc\": []}], \"replica_groups\"",
+    );
+    let f = pkg2(&fixture_tar(&Parts {
+        def_json: Some(def),
+        ..Parts::default()
+    }));
+    assert_eq!(
+        msg(&f),
+        "dma block (queue q_gradient_in, id 0) is defined twice in subgraph sg00"
+    );
+}

@@ -31,6 +31,9 @@ pub const MAX_EXPANDED_RECORDS: usize = 1 << 24;
 /// NEFF-EC-5: a collective copy's full rows.
 const COLL_ROW: u64 = 0x8000;
 
+/// EC-29's predicate for a pseudo-record without a lowering.
+const SUPPORTED: &str = "emu_opcode_supported";
+
 /// The name of a NEFF-only pseudo-opcode, for messages.
 pub fn pseudo_name(op: u8) -> Option<&'static str> {
     match op {
@@ -50,6 +53,9 @@ pub struct TriggerRejected {
     pub offset: usize,
     /// Its opcode.
     pub opcode: u8,
+    /// The failing predicate: `emu_opcode_supported` (EC-29), or
+    /// `emu_footprint_in_bounds` for a walk outside a virtual view (NEFF-EC-9).
+    pub predicate: &'static str,
     /// Why.
     pub why: String,
 }
@@ -58,11 +64,14 @@ impl fmt::Display for TriggerRejected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} stream: Found invalid instruction! opcode={}, offset={}: emu_opcode_supported ({} at input byte offset {}: {})",
+            "{} stream: Found invalid instruction! opcode={}, offset={}: {} ({} at input byte offset {}: {})",
             self.engine,
             self.opcode,
             self.offset,
-            pseudo_name(self.opcode).unwrap_or("?"),
+            self.predicate,
+            pseudo_name(self.opcode)
+                .or(Opcode(self.opcode).name())
+                .unwrap_or("?"),
             self.offset,
             self.why
         )
@@ -514,6 +523,7 @@ pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerReject
             engine,
             offset: at,
             opcode: r[0],
+            predicate: SUPPORTED,
             why,
         })?;
         if out.len().saturating_sub(i + 1) > MAX_EXPANDED_RECORDS {
@@ -521,6 +531,7 @@ pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerReject
                 engine,
                 offset: at,
                 opcode: r[0],
+                predicate: SUPPORTED,
                 why: format!("the stream's expansions exceed {MAX_EXPANDED_RECORDS} records"),
             });
         }
@@ -640,6 +651,82 @@ fn stem_ok(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
+/// The byte span `[lo, hi)` a DMA walk at byte `off` touches, relative to
+/// its variable (EC-23's walk: steps in elements; an empty walk touches nothing).
+fn walk_span(r: &[u8], at: usize, off: i64) -> Option<(i64, i64)> {
+    let step = |k: usize| {
+        i32::from_le_bytes(r[at + 8 + 4 * k..at + 12 + 4 * k].try_into().expect("4")) as i64
+    };
+    let num = |k: usize| u16::from_le_bytes([r[at + 16 + 2 * k], r[at + 17 + 2 * k]]) as i64;
+    let es = u16::from_le_bytes([r[at + 20], r[at + 21]]) as i64;
+    if num(0) == 0 || num(1) == 0 {
+        return None;
+    }
+    let (mut lo, mut hi) = (off, off + es);
+    for k in 0..2 {
+        let d = (num(k) - 1) * step(k) * es;
+        if d < 0 {
+            lo += d;
+        } else {
+            hi += d;
+        }
+    }
+    Some((lo, hi))
+}
+
+/// NEFF-EC-9: a VAR_ID naming a `virtual` view addresses bytes of its backing
+/// variable, and its walk must stay inside the view. Rewrites every such
+/// operand of DMA_MEMCPY and DMA_DIRECT2D records to the backing variable's
+/// id and offset; a walk outside its view fails `emu_footprint_in_bounds` (exit 3).
+fn resolve_views(neff: &Neff, engine: Engine, x: &mut Expanded) -> Result<(), MapError> {
+    let views: HashMap<u32, (u32, u64, u64)> = neff
+        .vars
+        .iter()
+        .filter_map(|v| match &v.kind {
+            VarKind::Virtual { backing, offset } => {
+                let b = neff.var(backing)?;
+                Some((v.id, (b.id, *offset, v.size.unwrap_or(0))))
+            }
+            _ => None,
+        })
+        .collect();
+    if views.is_empty() {
+        return Ok(());
+    }
+    let mut bytes = x.bytes.to_vec();
+    for (i, r) in bytes.chunks_exact_mut(RECORD_BYTES).enumerate() {
+        if r[0] != Opcode::DMA_MEMCPY.0 && r[0] != Opcode::PSEUDO_DMA_DIRECT2D.0 {
+            continue;
+        }
+        for at in [off::DMA_SRC, off::DMA_DST] {
+            let a = u64_at(r, at);
+            if a >> 56 != VAR_MARKER {
+                continue;
+            }
+            let Some(&(backing, base, size)) = views.get(&((a >> 32 & 0xFF_FFFF) as u32)) else {
+                continue;
+            };
+            let o = (a & 0xFFFF_FFFF) as i64;
+            let inside = walk_span(r, at, o).is_none_or(|(lo, hi)| lo >= 0 && hi <= size as i64);
+            let new = base + o as u64;
+            if !inside || new > u32::MAX as u64 {
+                let at_in = x.original(i * RECORD_BYTES);
+                return Err(MapError::Rejected(TriggerRejected {
+                    engine,
+                    offset: at_in,
+                    opcode: r[0],
+                    predicate: "emu_footprint_in_bounds",
+                    why: format!("the walk at byte {at} leaves its virtual view ({size} bytes)"),
+                }));
+            }
+            let a = VAR_MARKER << 56 | (backing as u64) << 32 | new;
+            r[at..at + 8].copy_from_slice(&a.to_le_bytes());
+        }
+    }
+    x.bytes = Cow::Owned(bytes);
+    Ok(())
+}
+
 /// SPEC-NEFF §5: the program of a NEFF. DRAM variables (NEFF-EC-9) in
 /// `var_id` order; `inputs` fills input variables by name (others stay zero);
 /// `file` variables hold their weights (NEFF-EC-10); NEFF-EC-11: no
@@ -651,7 +738,8 @@ pub fn program<'a>(
     let mut p = Program::new(neff.arch);
     let mut streams = Vec::with_capacity(5);
     for e in Engine::ALL {
-        let x = expand(neff, e)?;
+        let mut x = expand(neff, e)?;
+        resolve_views(neff, e, &mut x)?;
         p.streams[e as usize] = x.bytes.to_vec();
         streams.push(x);
     }
@@ -660,13 +748,8 @@ pub fn program<'a>(
             VarKind::Input => Role::Input,
             VarKind::Output => Role::Output,
             VarKind::TmpBuf | VarKind::File => Role::Scratch,
-            VarKind::StateBuffer => continue,
-            VarKind::Virtual { backing, .. } => {
-                return Err(MapError::Load(format!(
-                    "variable '{}' is a view of '{backing}': virtual variables do not run in this build (NEFF-EC-9)",
-                    v.name
-                )));
-            }
+            // NEFF-EC-9: views were resolved into their backing variables.
+            VarKind::StateBuffer | VarKind::Virtual { .. } => continue,
         };
         let name = if stem_ok(&v.name) {
             v.name.clone()

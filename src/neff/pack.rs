@@ -241,3 +241,68 @@ pub fn pack(program: &Program, stem: &str) -> Result<Vec<u8>, PackError> {
     out.extend_from_slice(&gz);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::enums::Dtype;
+    use crate::runtime::{Program, Variable};
+
+    fn dma(src: u64, dst: u64) -> Vec<u8> {
+        let mut r = vec![0u8; RECORD_BYTES];
+        r[0] = Opcode::DMA_MEMCPY.0;
+        r[16..24].copy_from_slice(&src.to_le_bytes());
+        r[40..48].copy_from_slice(&dst.to_le_bytes());
+        r
+    }
+
+    fn program(stream: Vec<u8>) -> Program {
+        let mut p = Program::default();
+        p.add(Variable::input("a", 7, Dtype::FP32, &[4], vec![0; 16]));
+        p.add(Variable::output("b", 3, Dtype::FP32, &[4]));
+        p.streams[Engine::Sp as usize] = stream;
+        p
+    }
+
+    #[test]
+    fn ids_are_rewritten_densely() {
+        let p = program(dma(0x10 << 56 | 7 << 32 | 5, 0x10 << 56 | 3 << 32));
+        let bytes = pack(&p, "m").unwrap();
+        let n = crate::neff::read(&bytes, &crate::neff::Options::default()).unwrap();
+        let s = n.stream(Engine::Sp);
+        // a (id 7) is var 0, b (id 3) is var 1; the offsets are kept.
+        assert_eq!(
+            u64::from_le_bytes(s[16..24].try_into().unwrap()),
+            0x10 << 56 | 5
+        );
+        assert_eq!(
+            u64::from_le_bytes(s[40..48].try_into().unwrap()),
+            0x10 << 56 | 1 << 32
+        );
+        assert_eq!(pack(&p, "m").unwrap(), bytes, "reproducible");
+    }
+
+    #[test]
+    fn refusals_name_engine_and_offset() {
+        let mut s = dma(0x10 << 56 | 7 << 32, 0x10 << 56 | 3 << 32);
+        s.extend(dma(0x10 << 56 | 9 << 32, 0));
+        let e = pack(&program(s), "m").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pack: sp stream, record at byte offset 64: VAR_ID 9 (byte 16) names no variable"
+        );
+        let e = pack(&program(dma(1 << 32, 0)), "m").unwrap_err();
+        assert!(
+            e.to_string().contains("marker-0 DRAM address 0x100000000"),
+            "{e}"
+        );
+        let mut t = vec![0u8; 128];
+        t[64] = 0xC1;
+        let e = pack(&program(t), "m").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("pack: sp stream, record at byte offset 64: PSEUDO_DMA_TRIGGER"),
+            "{e}"
+        );
+    }
+}

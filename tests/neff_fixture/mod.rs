@@ -112,6 +112,7 @@ pub struct Parts {
     pub kelf: Option<String>,
     pub pool_bin: Option<Vec<u8>>,
     pub pe_bin: Option<Vec<u8>>,
+    pub pool_json: Option<String>,
     /// Members left out.
     pub drop: Vec<&'static str>,
     /// Every name written with a leading "./".
@@ -174,7 +175,7 @@ pub fn fixture_tar(p: &Parts) -> Vec<u8> {
             "kelf-a.json" => p.kelf.clone().unwrap_or(KELF.into()).into_bytes(),
             "neff.json" => p.neff_json.clone().unwrap_or(NEFF_JSON.into()).into_bytes(),
             "sg00/def.json" => p.def_json.clone().unwrap_or(DEF_JSON.into()).into_bytes(),
-            "sg00/pool.json" => POOL_JSON.as_bytes().to_vec(),
+            "sg00/pool.json" => p.pool_json.clone().unwrap_or(POOL_JSON.into()).into_bytes(),
             "sg00/act.json" => br#"{"act_info":"act_info.json","act_semaphore":9,"dma":[],"instr":"act.bin","name":"act_array_json"}"#.to_vec(),
             "sg00/pe.json" | "sg00/dve.json" | "sg00/sp.json" => {
                 let e = &m[5..m.len() - 5];
