@@ -84,7 +84,7 @@ fn main() {
     });
     let packed = neff::pack::pack(&p, "bench").expect("packs");
     let n = neff::read(&packed, &Options::default()).unwrap();
-    let tar = n.container.tar.clone();
+    let tar = n.container.tar().to_vec();
     drop(n);
     let mut pkg1 = packed[..1024].to_vec();
     pkg1[0] = 1;

@@ -103,7 +103,7 @@ fn report<'a>(path: &Path, n: &'a Neff) -> Report<'a> {
         "gzip": n.container.gzip,
         "header_size": h.header_size,
         "data_size": h.data_size,
-        "tar_bytes": n.container.tar.len(),
+        "tar_bytes": n.container.tar().len(),
         "neff_version": format!("{}.{}", h.major, h.minor),
         "build_version": h.build_version(),
         "num_tpb": h.num_tpb,
@@ -205,7 +205,7 @@ fn text(r: &Report, n: &Neff, out: &mut dyn Write) -> std::io::Result<()> {
         h.minor,
         h.header_size,
         h.data_size,
-        n.container.tar.len()
+        n.container.tar().len()
     )?;
     writeln!(
         out,

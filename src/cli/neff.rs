@@ -46,7 +46,7 @@ pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, 
         path: path.display().to_string(),
         ..Options::default()
     };
-    let n = neff::read(&bytes, &opts)
+    let n = neff::read_owned(bytes, &opts)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))?;
     for w in &n.warnings {
         eprintln!("tpb-emu: warning: {}: {w}", path.display());

@@ -177,8 +177,10 @@ pub struct Container {
     pub header: Header,
     /// True when the payload was a gzip member (NEFF-EC-1).
     pub gzip: bool,
-    /// The tar bytes (inflated when gzip).
-    pub tar: Vec<u8>,
+    /// The inflated tar, or the whole file when the tar is stored raw.
+    buf: Vec<u8>,
+    /// Where the tar lies in `buf`.
+    tar_at: std::ops::Range<usize>,
     /// Stored members, archive order.
     pub members: Vec<Member>,
     /// Warnings of the tar walk.
@@ -186,19 +188,29 @@ pub struct Container {
 }
 
 impl Container {
+    /// The tar's bytes (member ranges index into them).
+    pub fn tar(&self) -> &[u8] {
+        &self.buf[self.tar_at.clone()]
+    }
+
     /// A member's bytes by exact name.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.members
             .iter()
             .find(|m| m.name == name)
-            .map(|m| &self.tar[m.data.clone()])
+            .map(|m| &self.tar()[m.data.clone()])
     }
 }
 
 /// SPEC-NEFF §6 steps 1–10: header gates, digest (NEFF-EC-2), gzip
 /// (NEFF-EC-1, bounded by `opts.inflate_limit`) and the tar walk.
 pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
-    let (header, data) = header::check(bytes)?;
+    open_owned(bytes.to_vec(), opts)
+}
+
+/// [`open`] on bytes the container may keep: a raw tar is then not copied.
+pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError> {
+    let (header, data) = header::check(&bytes)?;
     // Step 8, NEFF-EC-2.
     if opts.verify {
         if data.is_empty() {
@@ -218,8 +230,10 @@ pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
     };
     // Step 9, NEFF-EC-1.
     let gz = is_gzip(data);
-    let tar = if gz {
-        gunzip(data, opts.inflate_limit).map_err(meta)?
+    let (buf, tar_at) = if gz {
+        let tar = gunzip(data, opts.inflate_limit).map_err(meta)?;
+        let n = tar.len();
+        (tar, 0..n)
     } else {
         if data.len() as u64 > opts.inflate_limit {
             return Err(meta(format!(
@@ -227,14 +241,16 @@ pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
                 opts.inflate_limit
             )));
         }
-        data.to_vec()
+        let at = HEADER_BYTES..HEADER_BYTES + data.len();
+        (bytes, at)
     };
     // Step 10.
-    let idx = walk(&tar).map_err(meta)?;
+    let idx = walk(&buf[tar_at.clone()]).map_err(meta)?;
     Ok(Container {
         header,
         gzip: gz,
-        tar,
+        buf,
+        tar_at,
         members: idx.members,
         warnings: idx.warnings,
     })
@@ -242,6 +258,10 @@ pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
 
 /// SPEC-NEFF §6 steps 1–13: reads a whole NEFF.
 pub fn read(bytes: &[u8], opts: &Options) -> Result<Neff, NeffError> {
-    let c = open(bytes, opts)?;
-    model::load(c, opts)
+    model::load(open(bytes, opts)?, opts)
+}
+
+/// [`read`] on bytes the result may keep (a raw tar is then not copied).
+pub fn read_owned(bytes: Vec<u8>, opts: &Options) -> Result<Neff, NeffError> {
+    model::load(open_owned(bytes, opts)?, opts)
 }

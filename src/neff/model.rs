@@ -147,7 +147,7 @@ pub struct Neff {
 impl Neff {
     /// `engine`'s raw stream (empty when it has none).
     pub fn stream(&self, engine: Engine) -> &[u8] {
-        &self.container.tar[self.engines[engine as usize].range.clone()]
+        &self.container.tar()[self.engines[engine as usize].range.clone()]
     }
 
     /// A variable by name.
@@ -157,7 +157,7 @@ impl Neff {
 
     /// A `file` variable's payload.
     pub fn weight(&self, v: &NeffVar) -> Option<&[u8]> {
-        v.weight.clone().map(|r| &self.container.tar[r])
+        v.weight.clone().map(|r| &self.container.tar()[r])
     }
 }
 
@@ -474,7 +474,7 @@ fn weight(c: &Container, member: &str, range: Range<usize>) -> Result<Range<usiz
     if !member.ends_with(".npy") {
         return Ok(range);
     }
-    let b = &c.tar[range.clone()];
+    let b = &c.tar()[range.clone()];
     let magic = b
         .get(..2)
         .map(|m| u16::from_le_bytes([m[0], m[1]]))
