@@ -378,6 +378,12 @@ fn run(args: Args) -> Result<(), CliError> {
                 };
                 return cli::neff_run::run(&args, &mut out);
             }
+            if !input.is_empty() || arch.is_some() {
+                return Err(CliError::Usage(
+                    "--input and --arch are for a .neff; a manifest names its inputs and its arch"
+                        .into(),
+                ));
+            }
             let args = cli::run::RunArgs {
                 manifest,
                 backend: backend.into(),

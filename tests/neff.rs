@@ -626,3 +626,119 @@ fn a_block_defined_twice_is_a_load_error() {
         "dma block (queue q_gradient_in, id 0) is defined twice in subgraph sg00"
     );
 }
+
+#[test]
+fn packed_example_members_are_the_spec_s_json() {
+    let p = tpb_emu::runtime::manifest::load(std::path::Path::new("examples/program/program.toml"))
+        .unwrap();
+    let bytes = neff::pack::pack(&p, "program").unwrap();
+    let n = load(&bytes).unwrap();
+    let c = &n.container;
+    let names: Vec<&str> = c.members.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "kelf-a.json",
+            "neff.json",
+            "sg00/act.bin",
+            "sg00/act.json",
+            "sg00/def.json",
+            "sg00/dve.bin",
+            "sg00/dve.json",
+            "sg00/pe.bin",
+            "sg00/pe.json",
+            "sg00/pool.bin",
+            "sg00/pool.json",
+            "sg00/sp.bin",
+            "sg00/sp.json",
+        ]
+    );
+    let text = |m: &str| String::from_utf8(c.get(m).unwrap().to_vec()).unwrap();
+    assert_eq!(
+        text("kelf-a.json"),
+        r#"{"graphs":[{"definition":"sg00/def.json","name":"sg00"}],"target":"cayman","version":"0.5"}"#
+    );
+    assert_eq!(
+        text("sg00/def.json"),
+        concat!(
+            r#"{"act":"act.json","dma_queue":{},"dve":"dve.json","name":"definition","pe":"pe.json","#,
+            r#""pool":"pool.json","runtime_statebuffer_reservation":[],"sp":"sp.json","var":{"#,
+            r#""x":{"dtype":"float32","shape":[128,16],"size":8192,"type":"input","var_id":0},"#,
+            r#""y_avg":{"dtype":"float32","shape":[128,4],"size":2048,"type":"output","var_id":1},"#,
+            r#""y_max":{"dtype":"bfloat16","shape":[128,4],"size":1024,"type":"output","var_id":2}},"#,
+            r#""version":"0.6-"}"#
+        )
+    );
+    assert_eq!(
+        text("neff.json"),
+        concat!(
+            r#"{"arg_nodes":[0],"attrs":{"dltype":["list_str",["float32","float32","bfloat16"]],"#,
+            r#""output_names":["y_avg","y_max"],"shape":["list_shape",[[128,16],[128,4],[128,4]]],"#,
+            r#""storage_id":["list_int",[0,1,2]]},"heads":[[1,0,0],[1,1,0]],"node_row_ptr":[0,1,3],"#,
+            r#""nodes":[{"inputs":[],"name":"x","op":"null"},{"attrs":{"flatten_data":"0","#,
+            r#""func_name":"__kelf","kelf":"kelf-a.json","num_inputs":"1","num_outputs":"2"},"#,
+            r#""inputs":[[0,0,0]],"name":"sg00_kelf","op":"tvm_op"}]}"#
+        )
+    );
+    assert_eq!(
+        text("sg00/pool.json"),
+        r#"{"dma":[],"instr":"pool.bin","name":"pool_json"}"#
+    );
+    // The first tar header, byte for byte where NEFF-EC-13 pins it.
+    let t = c.tar();
+    assert_eq!(&t[0..12], b"kelf-a.json\0");
+    // mode, uid, gid, size (91 = 0o133 bytes), mtime: octal, NUL-terminated.
+    let fields = [
+        &b"0000644\0"[..],
+        b"0000000\0",
+        b"0000000\0",
+        b"00000000133\0",
+        b"00000000000\0",
+    ];
+    assert_eq!(&t[100..148], fields.concat().as_slice());
+    assert_eq!(&t[156..158], b"0\0");
+    assert_eq!(&t[257..273], b"ustar  \0nobody\0\0");
+    assert_eq!(&t[297..304], b"nobody\0");
+    assert_eq!(t.len() % 10240, 0);
+}
+
+#[test]
+fn a_gzip_bomb_and_deep_json_are_refused() {
+    // 64 MiB of zeros against a 16 MiB limit.
+    let gz = neff::gzip(&vec![0u8; 64 << 20]);
+    assert!(gz.len() < 1 << 20);
+    let f = pkg2_raw(&gz);
+    let e = neff::read(
+        &f,
+        &Options {
+            inflate_limit: 16 << 20,
+            path: "b.neff".into(),
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        e.unwrap_err().to_string(),
+        "failure while reading NEFF metadata b.neff: the payload inflates beyond the limit of 16777216 bytes"
+    );
+    // A neff.json nested 100 000 deep: an error, not a stack overflow.
+    let deep = "[".repeat(100_000);
+    let f = pkg2(&fixture_tar(&Parts {
+        neff_json: Some(deep),
+        ..Parts::default()
+    }));
+    assert!(
+        msg(&f).starts_with("invalid JSON in neff.json: recursion limit exceeded"),
+        "{}",
+        msg(&f)
+    );
+}
+
+#[test]
+fn posix_ustar_prefix_joins_the_name() {
+    let n = load(&pkg2(&fixture_tar(&Parts {
+        posix_pe_bin: true,
+        ..Parts::default()
+    })))
+    .unwrap();
+    assert_eq!(n.stream(Engine::Pe), &pe_bin()[..]);
+}

@@ -119,6 +119,8 @@ pub struct Parts {
     pub dot_slash: bool,
     /// pool.bin named through a pax `x` record, pe.bin through a GNU `L` record.
     pub pax_pool_bin: bool,
+    /// pe.bin written with POSIX ustar magic, prefix "sg00" and name "pe.bin".
+    pub posix_pe_bin: bool,
     /// Members appended at the end.
     pub extra: Vec<(String, Vec<u8>)>,
 }
@@ -200,6 +202,16 @@ pub fn fixture_tar(p: &Parts) -> Vec<u8> {
             assert_eq!(rec.len(), len);
             push(&mut out, "PaxHeaders/pool.bin", rec.as_bytes(), b'x');
             push(&mut out, "bogus-name", &data, b'0');
+        } else if p.posix_pe_bin && m == "sg00/pe.bin" {
+            let mut h = header("pe.bin", data.len(), b'0');
+            h[257..265].copy_from_slice(b"ustar\x0000");
+            h[345..349].copy_from_slice(b"sg00");
+            h[148..156].fill(b' ');
+            let sum: u32 = h.iter().map(|&b| b as u32).sum();
+            h[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+            out.extend_from_slice(&h);
+            out.extend_from_slice(&data);
+            out.resize(out.len().next_multiple_of(512), 0);
         } else if p.pax_pool_bin && m == "sg00/pe.bin" {
             push(
                 &mut out,
@@ -252,6 +264,11 @@ pub fn pkg2(tar: &[u8]) -> Vec<u8> {
 /// A pkg-1 NEFF of `payload`: stored raw, SHA-256 over it.
 pub fn pkg1(payload: &[u8]) -> Vec<u8> {
     wrap(payload, 1, &tpb_emu::neff::sha256(payload))
+}
+
+/// A pkg-2 NEFF around an already-compressed payload.
+pub fn pkg2_raw(gz: &[u8]) -> Vec<u8> {
+    wrap(gz, 2, &tpb_emu::neff::md5(gz))
 }
 
 /// The fixture, pkg 2.
