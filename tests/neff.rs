@@ -742,3 +742,28 @@ fn posix_ustar_prefix_joins_the_name() {
     .unwrap();
     assert_eq!(n.stream(Engine::Pe), &pe_bin()[..]);
 }
+
+#[test]
+fn a_repeated_member_keeps_the_last_with_a_warning() {
+    let mut drain = vec![0u8; 64];
+    drain[0] = 0xA2;
+    drain[1] = 0x10;
+    let f = pkg2(&fixture_tar(&Parts {
+        extra: vec![("sg00/pe.bin".into(), drain.clone())],
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    assert_eq!(n.stream(Engine::Pe), &drain[..]);
+    assert!(
+        n.warnings
+            .contains(&"duplicate NEFF member sg00/pe.bin: the last one is used".to_string())
+    );
+    assert_eq!(
+        n.container
+            .members
+            .iter()
+            .filter(|m| m.name == "sg00/pe.bin")
+            .count(),
+        1
+    );
+}

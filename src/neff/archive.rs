@@ -182,6 +182,9 @@ pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
         return Err("empty payload".into());
     }
     let mut idx = TarIndex::default();
+    // Stored members by name; a replaced one becomes None (archive order kept).
+    let mut kept: Vec<Option<Member>> = Vec::new();
+    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut pos = 0usize;
     let mut next_path: Option<String> = None;
     let mut next_size: Option<u64> = None;
@@ -226,17 +229,17 @@ pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
             b'0' | 0 | b'7' => {
                 let name = name.strip_prefix("./").unwrap_or(&name).to_string();
                 if !name.ends_with(SKIPPED_SUFFIX) {
-                    if let Some(i) = idx.members.iter().position(|m| m.name == name) {
+                    if let Some(i) = by_name.insert(name.clone(), kept.len()) {
                         idx.warnings.push(format!(
                             "duplicate NEFF member {name}: the last one is used"
                         ));
-                        idx.members.remove(i);
+                        kept[i] = None;
                     }
-                    idx.members.push(Member {
+                    kept.push(Some(Member {
                         name,
                         header_at: pos,
                         data: start..end,
-                    });
+                    }));
                 }
             }
             t => idx.warnings.push(format!(
@@ -249,6 +252,7 @@ pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
             break;
         }
     }
+    idx.members = kept.into_iter().flatten().collect();
     Ok(idx)
 }
 

@@ -26,8 +26,9 @@ pub const PSEUDO_DMA_TRIGGER: u8 = 0xC1;
 pub const PSEUDO_TRIGGER_COLLECTIVE: u8 = 0xC8;
 /// The VAR_ID marker byte of an ADDR8 (EC-22, NEFF-EC-8).
 const VAR_MARKER: u64 = 0x10;
-/// The most records one stream's expansions may add (a bound, not a device limit).
-pub const MAX_EXPANDED_RECORDS: usize = 1 << 24;
+/// The most records one stream's expansions may add (64 MiB of records: a
+/// bound on what a small NEFF can make the emulator allocate, not a device limit).
+pub const MAX_EXPANDED_RECORDS: usize = 1 << 20;
 /// NEFF-EC-5: a collective copy's full rows.
 const COLL_ROW: u64 = 0x8000;
 

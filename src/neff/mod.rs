@@ -183,6 +183,8 @@ pub struct Container {
     tar_at: std::ops::Range<usize>,
     /// Stored members, archive order.
     pub members: Vec<Member>,
+    /// Member index by name.
+    index: std::collections::HashMap<String, usize>,
     /// Warnings of the tar walk.
     pub warnings: Vec<String>,
 }
@@ -195,10 +197,12 @@ impl Container {
 
     /// A member's bytes by exact name.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.members
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| &self.tar()[m.data.clone()])
+        self.member(name).map(|m| &self.tar()[m.data.clone()])
+    }
+
+    /// A member by exact name.
+    pub fn member(&self, name: &str) -> Option<&Member> {
+        self.index.get(name).map(|&i| &self.members[i])
     }
 }
 
@@ -251,6 +255,12 @@ pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError
         gzip: gz,
         buf,
         tar_at,
+        index: idx
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.clone(), i))
+            .collect(),
         members: idx.members,
         warnings: idx.warnings,
     })

@@ -274,9 +274,7 @@ fn member<'c>(c: &'c Container, name: &str) -> Result<&'c [u8], NeffError> {
 }
 
 fn member_range(c: &Container, name: &str) -> Result<Range<usize>, NeffError> {
-    c.members
-        .iter()
-        .find(|m| m.name == name)
+    c.member(name)
         .map(|m| m.data.clone())
         .ok_or_else(|| NeffError::Load(format!("{name} is missing")))
 }
