@@ -12,6 +12,7 @@ pub mod files;
 pub mod frontend;
 pub mod isa;
 pub mod limits;
+pub mod neff;
 pub mod npy;
 pub mod runtime;
 pub mod viz;

@@ -121,31 +121,67 @@ enum Command {
     Validate {
         /// The stream: raw 64-byte records.
         file: PathBuf,
-        /// The engine whose stream this is.
-        #[arg(long, value_enum, default_value = "pool")]
-        engine: EngineArg,
-        /// The silicon generation.
-        #[arg(long, value_enum, default_value = "cayman")]
-        arch: ArchArg,
+        /// The engine whose stream this is [default: pool; for a .neff: every engine].
+        #[arg(long, value_enum)]
+        engine: Option<EngineArg>,
+        /// The silicon generation [default: cayman; for a .neff: its target, NEFF-EC-17].
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
         /// One JSON object per record; goes on past invalid records.
         #[arg(long)]
         json: bool,
         /// Lower the stream's pseudo-instructions first (SPEC §8); errors give both offsets.
         #[arg(long)]
         lower: bool,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
     },
     /// Lower every engine stream of a program and write DIR/<engine>.bin.
     Lower {
-        /// The manifest (see docs/programs.md).
+        /// The manifest (see docs/programs.md), or a .neff.
         manifest: PathBuf,
         /// Where the lowered streams are written.
         #[arg(long)]
         out: PathBuf,
+        /// NEFF only: the generation for a target written as `*` (NEFF-EC-17).
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
     },
     /// Print a stream as text, one line per record.
     Disasm {
-        /// The stream: raw 64-byte records.
+        /// The stream: raw 64-byte records, or a .neff.
         file: PathBuf,
+        /// NEFF only: the engine whose stream is printed [default: every engine].
+        #[arg(long, value_enum)]
+        engine: Option<EngineArg>,
+        /// NEFF only: the generation for a target written as `*` (NEFF-EC-17).
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
+    },
+    /// Show what a NEFF holds: header, members, engines, opcodes, variables, I/O.
+    Inspect {
+        /// The NEFF.
+        model: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The generation for a target written as `*` (NEFF-EC-17).
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
+    },
+    /// Write a program (a TOML manifest) as a NEFF (SPEC-NEFF §2.5, NEFF-EC-13).
+    Pack {
+        /// The manifest (see docs/programs.md).
+        manifest: PathBuf,
+        /// The NEFF to write.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Assemble text into a raw stream.
     Asm {
@@ -193,10 +229,18 @@ enum Command {
         #[arg(long, default_value_t = tpb_emu::limits::DEFAULT_MAX_WORK)]
         max_work: u64,
     },
-    /// Run a whole program (a TOML manifest of engine streams and DRAM variables).
+    /// Run a whole program (a TOML manifest of engine streams and DRAM variables, or a .neff).
     Run {
-        /// The manifest (see docs/programs.md).
+        /// The manifest (see docs/programs.md), or a .neff.
         manifest: PathBuf,
+        /// NEFF only: NAME=FILE.npy for each public input.
+        #[arg(long, value_name = "NAME=NPY")]
+        input: Vec<String>,
+        /// NEFF only: the generation for a target written as `*` (NEFF-EC-17).
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
         /// Which backend executes Pool records.
         #[arg(long, value_enum, default_value = "auto")]
         backend: BackendArg,
@@ -256,10 +300,15 @@ fn run(args: Args) -> Result<(), CliError> {
             arch,
             json,
             lower,
+            neff,
         } => {
+            if cli::neff::is_neff(&file) {
+                let (e, a) = (engine.map(Engine::from), arch.map(Arch::from));
+                return cli::neff::validate(&file, e, a, &neff, &mut out);
+            }
             let target = Target {
-                engine: engine.into(),
-                arch: arch.into(),
+                engine: engine.map_or(Engine::Pool, Engine::from),
+                arch: arch.map_or(Arch::Cayman, Arch::from),
             };
             if lower {
                 cli::validate::run_lowered(&file, target, json, &mut out)
@@ -267,8 +316,37 @@ fn run(args: Args) -> Result<(), CliError> {
                 cli::validate::run(&file, target, json, &mut out)
             }
         }
-        Command::Lower { manifest, out: dir } => cli::lower::run(&manifest, &dir, &mut out),
-        Command::Disasm { file } => cli::disasm::run(&file, &mut out),
+        Command::Lower {
+            manifest,
+            out: dir,
+            arch,
+            neff,
+        } => {
+            if cli::neff::is_neff(&manifest) {
+                let a = arch.map(Arch::from);
+                return cli::neff::lower_cmd(&manifest, &dir, a, &neff, &mut out);
+            }
+            cli::lower::run(&manifest, &dir, &mut out)
+        }
+        Command::Disasm {
+            file,
+            engine,
+            arch,
+            neff,
+        } => {
+            if cli::neff::is_neff(&file) {
+                let (e, a) = (engine.map(Engine::from), arch.map(Arch::from));
+                return cli::neff::disasm(&file, e, a, &neff, &mut out);
+            }
+            cli::disasm::run(&file, &mut out)
+        }
+        Command::Inspect {
+            model,
+            json,
+            arch,
+            neff,
+        } => cli::inspect::run(&model, json, arch.map(Arch::from), &neff, &mut out),
+        Command::Pack { manifest, output } => cli::pack::run(&manifest, &output, &mut out),
         Command::Asm { file, output } => {
             let n = cli::asm::run(&file, &output)?;
             writeln!(out, "{n} records written to {}", output.display())
@@ -320,6 +398,9 @@ fn run(args: Args) -> Result<(), CliError> {
         }
         Command::Run {
             manifest,
+            input,
+            arch,
+            neff,
             backend,
             out: dir,
             trace,
@@ -328,6 +409,25 @@ fn run(args: Args) -> Result<(), CliError> {
             png,
             max_work,
         } => {
+            if cli::neff::is_neff(&manifest) {
+                let args = cli::neff_run::NeffRunArgs {
+                    model: manifest,
+                    inputs: input,
+                    out: dir,
+                    backend: backend.into(),
+                    json,
+                    max_records,
+                    arch: arch.map(Arch::from),
+                    flags: neff,
+                };
+                return cli::neff_run::run(&args, &mut out);
+            }
+            if !input.is_empty() || arch.is_some() {
+                return Err(CliError::Usage(
+                    "--input and --arch are for a .neff; a manifest names its inputs and its arch"
+                        .into(),
+                ));
+            }
             let args = cli::run::RunArgs {
                 manifest,
                 backend: backend.into(),

@@ -7,7 +7,11 @@ pub mod demo;
 pub mod disasm;
 pub mod exec;
 pub mod info;
+pub mod inspect;
 pub mod lower;
+pub mod neff;
+pub mod neff_run;
+pub mod pack;
 pub mod pool2d;
 pub mod run;
 pub mod validate;
@@ -65,7 +69,8 @@ pub enum CliError {
     /// A file could not be read within the input limit, or an output not written.
     #[error(transparent)]
     File(#[from] crate::files::FileError),
-    /// A usage error found after parsing: a malformed flag value.
+    /// A usage error found after parsing: a malformed flag value, a bad
+    /// `--input` name of `run MODEL.neff`.
     #[error("{0}")]
     Usage(String),
     /// An output path is an input path or another output path.

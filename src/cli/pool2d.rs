@@ -115,6 +115,9 @@ pub struct Pool2dArgs {
     /// Write the generated program (manifest, streams, input) for `tpb-emu run` and `disasm`.
     #[arg(long)]
     pub emit: Option<PathBuf>,
+    /// Write the generated program as a NEFF (`tpb-emu run FILE --input x=X.npy`).
+    #[arg(long, value_name = "FILE")]
+    pub emit_neff: Option<PathBuf>,
     /// Write PNGs of the input, output and indices.
     #[arg(long)]
     pub png: Option<PathBuf>,
@@ -263,6 +266,11 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "pool2d --emit",
             &mut outs,
         )?);
+    }
+    if let Some(f) = &a.emit_neff {
+        let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
+        super::pack::write_neff(&compiled.program, &stem.unwrap_or_default(), f)?;
+        written.push(f.clone());
     }
     let backend = Backend::open(a.backend.into())?;
     let mut exec = backend.executor(compiled.program.arch)?;

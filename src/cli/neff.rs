@@ -1,0 +1,184 @@
+//! What every NEFF-reading command shares (SPEC-NEFF §6, NEFF-EC-16): reading
+//! the file, the options `--no-verify` / `--strict` / `--arch`, and the
+//! `.neff` forms of `validate`, `disasm` and `lower`.
+
+use super::CliError;
+use crate::isa::enums::Engine;
+use crate::isa::validate::Target;
+use crate::limits::Arch;
+use crate::neff::lower::{MapError, TriggerRejected, expand};
+use crate::neff::{self, Neff, Options};
+use crate::runtime::lower::{LowerError, lower, validate_lowered};
+use std::io::Write;
+use std::path::Path;
+
+/// The options of every command that reads a NEFF.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct NeffFlags {
+    /// NEFF only: skip the MD5/SHA-256 check of the payload (NEFF-EC-2).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// NEFF only: enforce the runtime's CAYMAN state-buffer reservation rule (NEFF-EC-12).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// True when `path` names a NEFF (its extension is `.neff`, any case).
+pub fn is_neff(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("neff"))
+}
+
+/// Reads a NEFF file's bytes. The one place the CLI reads a NEFF (bounded
+/// reading goes here).
+fn read_neff_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    super::read_file(path)
+}
+
+/// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
+/// Warnings go to stderr.
+pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, CliError> {
+    let bytes = read_neff_file(path)?;
+    let opts = Options {
+        verify: !flags.no_verify,
+        strict: flags.strict,
+        arch,
+        path: path.display().to_string(),
+        ..Options::default()
+    };
+    let n = neff::read_owned(bytes, &opts)
+        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))?;
+    for w in &n.warnings {
+        eprintln!("tpb-emu: warning: {}: {w}", path.display());
+    }
+    Ok(n)
+}
+
+/// A trigger rejection is an invalid program (exit 3).
+pub fn rejected(e: TriggerRejected) -> CliError {
+    CliError::InvalidProgram(e.to_string())
+}
+
+/// A mapping failure: bad input (4) or a rejected trigger (3).
+pub fn map_error(e: MapError) -> CliError {
+    match e {
+        MapError::Load(m) => CliError::BadInput(m),
+        MapError::Rejected(r) => rejected(r),
+    }
+}
+
+fn engines(engine: Option<Engine>) -> Vec<Engine> {
+    engine.map_or(Engine::ALL.to_vec(), |e| vec![e])
+}
+
+/// `validate MODEL.neff [--engine E]`: expands (NEFF-EC-4/5), lowers (SPEC §8)
+/// and validates each chosen engine's stream for the NEFF's generation;
+/// without `--engine`, every engine. Exit 3 on the first invalid record.
+pub fn validate(
+    path: &Path,
+    engine: Option<Engine>,
+    arch: Option<Arch>,
+    flags: &NeffFlags,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let n = load(path, flags, arch)?;
+    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    for e in engines(engine) {
+        let count = crate::neff::lower::validate_engine(&n, e).map_err(|err| match err {
+            crate::neff::lower::EngineInvalid::Trigger(t) => rejected(t),
+            other => CliError::InvalidProgram(other.to_string()),
+        })?;
+        writeln!(
+            out,
+            "ok: {e}: {} records ({count} after lowering) valid on the {e} engine ({})",
+            n.stream(e).len() / 64,
+            n.arch.name()
+        )
+        .map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `disasm MODEL.neff [--engine E]`: the chosen engine's stream as stored
+/// (before lowering); without `--engine`, every engine with records, each
+/// after a `; <engine>: <member>` line.
+pub fn disasm(
+    path: &Path,
+    engine: Option<Engine>,
+    arch: Option<Arch>,
+    flags: &NeffFlags,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let n = load(path, flags, arch)?;
+    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    for e in engines(engine) {
+        let s = n.stream(e);
+        if engine.is_none() {
+            if s.is_empty() {
+                continue;
+            }
+            let m = n.engines[e as usize].bin.as_deref().unwrap_or("-");
+            writeln!(out, "; {e}: {m}").map_err(io)?;
+        }
+        let text = crate::isa::text::disasm_stream(s).expect("checked whole records");
+        out.write_all(text.as_bytes()).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `lower MODEL.neff --out DIR`: expands and lowers every engine stream and
+/// writes `DIR/<engine>.bin` (as `lower PROGRAM.toml` does), then validates them.
+pub fn lower_cmd(
+    path: &Path,
+    dir: &Path,
+    arch: Option<Arch>,
+    flags: &NeffFlags,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let n = load(path, flags, arch)?;
+    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let mut next_addr = 0u64;
+    let mut first_invalid = None;
+    for e in Engine::ALL {
+        if n.stream(e).is_empty() {
+            continue;
+        }
+        let x = expand(&n, e).map_err(rejected)?;
+        let mut l = lower(&x.bytes).map_err(|err| match err {
+            LowerError::Malformed(s) => CliError::BadInput(format!("{e} stream: {s}")),
+            LowerError::Rejected(r) => CliError::InvalidProgram(format!(
+                "{e} stream: {r} [NEFF offset {}]",
+                x.original(r.offset)
+            )),
+        })?;
+        next_addr = l.place(next_addr);
+        super::write_file(&dir.join(format!("{e}.bin")), l.bytes())?;
+        writeln!(out, "{}", super::lower::summary(e, &l)).map_err(io)?;
+        if let Err(inv) = validate_lowered(
+            &l,
+            Target {
+                engine: e,
+                arch: n.arch,
+            },
+        ) {
+            first_invalid.get_or_insert(format!(
+                "{e} stream (lowered): {inv} [NEFF offset {}]",
+                x.original(inv.original)
+            ));
+        }
+    }
+    if let Some(m) = first_invalid {
+        return Err(CliError::InvalidProgram(m));
+    }
+    writeln!(
+        out,
+        "ok: lowered streams written to {} and valid ({})",
+        dir.display(),
+        n.arch.name()
+    )
+    .map_err(io)
+}

@@ -1,0 +1,373 @@
+//! The payload layer (SPEC-NEFF §1.5, §1.6, §2.3; §6 steps 8–10): the digest,
+//! gzip inflation with a bound, the tar walk, and the writers `pack` uses.
+
+use std::io::{Read, Write};
+use std::ops::Range;
+
+/// The gzip magic and deflate method byte (§6 step 9: `1f 8b 08`).
+const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+/// Deflate's largest expansion: 258 bytes from about 2 bits.
+const MAX_DEFLATE_RATIO: u64 = 1032;
+/// Tar block size.
+const BLOCK: usize = 512;
+/// The 18-byte suffix of members the runtime drops (§1.6, §7 C-6).
+const SKIPPED_SUFFIX: &str = "wavegraph-bin.json";
+
+/// MD5 of `data` (pkg 2's digest).
+pub fn md5(data: &[u8]) -> [u8; 16] {
+    use md5::Digest as _;
+    md5::Md5::digest(data).into()
+}
+
+/// SHA-256 of `data` (pkg 1's digest; also the writer's UUID source, NEFF-EC-13).
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(data).into()
+}
+
+/// NEFF-EC-1: the payload is a gzip member whenever it starts with `1f 8b 08`,
+/// whatever `pkg_version` says.
+pub fn is_gzip(data: &[u8]) -> bool {
+    data.starts_with(&GZIP_MAGIC)
+}
+
+/// §6 step 9: inflates the single gzip member at the start of `data` (bytes
+/// after its trailer are ignored), checking CRC-32 and ISIZE. Refuses to
+/// produce more than `limit` bytes. The error is the detail of "failure while
+/// reading NEFF metadata".
+pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+    let mut dec = flate2::bufread::GzDecoder::new(data).take(limit.saturating_add(1));
+    // A capacity hint from the ISIZE trailer of a payload that is one member,
+    // bounded by the limit and by deflate's largest ratio (1032:1), so that
+    // the output is not copied as it grows.
+    let hint = data
+        .last_chunk::<4>()
+        .map_or(0, |t| u32::from_le_bytes(*t) as u64)
+        .min(limit)
+        .min(data.len() as u64 * MAX_DEFLATE_RATIO);
+    let mut out = Vec::with_capacity(hint as usize);
+    dec.read_to_end(&mut out).map_err(|e| {
+        let s = e.to_string();
+        if s.contains("checksum") {
+            "gzip CRC mismatch".to_string()
+        } else if s.contains("length") {
+            "gzip ISIZE mismatch".to_string()
+        } else {
+            format!("gzip: {s}")
+        }
+    })?;
+    if out.len() as u64 > limit {
+        return Err(format!(
+            "the payload inflates beyond the limit of {limit} bytes"
+        ));
+    }
+    Ok(out)
+}
+
+/// One stored tar member: its name (leading `./` stripped) and its bytes'
+/// range in the tar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The stored name (§1.6: one leading `./` stripped).
+    pub name: String,
+    /// Byte offset of its 512-byte header in the tar.
+    pub header_at: usize,
+    /// Its bytes in the tar.
+    pub data: Range<usize>,
+}
+
+/// The tar walk's result: stored members in archive order (a repeated name
+/// keeps only its last occurrence, §6 step 10) and the warnings it gave.
+#[derive(Clone, Debug, Default)]
+pub struct TarIndex {
+    /// Stored members, archive order.
+    pub members: Vec<Member>,
+    /// Skipped entries and duplicates, one line each.
+    pub warnings: Vec<String>,
+}
+
+fn field_str(f: &[u8]) -> &[u8] {
+    let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
+    &f[..end]
+}
+
+/// An octal field (leading spaces, trailing NUL/space allowed) or GNU base-256.
+fn number(f: &[u8]) -> Result<u64, &'static str> {
+    if f.first().is_some_and(|&b| b & 0x80 != 0) {
+        if f[0] & 0x40 != 0 {
+            return Err("negative");
+        }
+        let mut v: u64 = (f[0] & 0x3F) as u64;
+        for &b in &f[1..] {
+            v = v
+                .checked_mul(256)
+                .and_then(|v| v.checked_add(b as u64))
+                .ok_or("too large")?;
+        }
+        return Ok(v);
+    }
+    let s = field_str(f);
+    let s: Vec<u8> = s
+        .iter()
+        .copied()
+        .skip_while(|&b| b == b' ')
+        .take_while(|&b| b != b' ')
+        .collect();
+    if s.is_empty() {
+        return Ok(0);
+    }
+    let mut v = 0u64;
+    for b in s {
+        if !(b'0'..=b'7').contains(&b) {
+            return Err("not octal");
+        }
+        v = v
+            .checked_mul(8)
+            .and_then(|v| v.checked_add((b - b'0') as u64))
+            .ok_or("too large")?;
+    }
+    Ok(v)
+}
+
+/// The standard ustar checksum: every byte, the chksum field counted as spaces.
+fn checksum(h: &[u8]) -> u64 {
+    h.iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                b as u64
+            }
+        })
+        .sum()
+}
+
+/// Applies a pax extended header's `path` and `size` records.
+fn pax(data: &[u8], path: &mut Option<String>, size: &mut Option<u64>) {
+    let mut rest = data;
+    while !rest.is_empty() {
+        let Some(sp) = rest.iter().position(|&b| b == b' ') else {
+            return;
+        };
+        let Some(n) = std::str::from_utf8(&rest[..sp])
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+        else {
+            return;
+        };
+        if n <= sp || n > rest.len() {
+            return;
+        }
+        let rec = &rest[sp + 1..n];
+        let rec = rec.strip_suffix(b"\n").unwrap_or(rec);
+        if let Some(eq) = rec.iter().position(|&b| b == b'=') {
+            let (k, v) = (&rec[..eq], &rec[eq + 1..]);
+            match k {
+                b"path" => *path = Some(String::from_utf8_lossy(v).into_owned()),
+                b"size" => {
+                    *size = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[n..];
+    }
+}
+
+/// §6 step 10: walks a ustar / pax / GNU tar held in `tar`. Errors are the
+/// detail of "failure while reading NEFF metadata".
+pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
+    if tar.is_empty() {
+        return Err("empty payload".into());
+    }
+    let mut idx = TarIndex::default();
+    // Stored members by name; a replaced one becomes None (archive order kept).
+    let mut kept: Vec<Option<Member>> = Vec::new();
+    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut pos = 0usize;
+    let mut next_path: Option<String> = None;
+    let mut next_size: Option<u64> = None;
+    while pos + BLOCK <= tar.len() {
+        let h = &tar[pos..pos + BLOCK];
+        if h.iter().all(|&b| b == 0) {
+            break;
+        }
+        let stored =
+            number(&h[148..156]).map_err(|_| format!("tar header checksum at byte {pos}"))?;
+        if stored != checksum(h) {
+            return Err(format!("tar header checksum at byte {pos}"));
+        }
+        let magic = &h[257..263];
+        let mut name = String::from_utf8_lossy(field_str(&h[0..100])).into_owned();
+        if magic == b"ustar\0" {
+            let prefix = field_str(&h[345..500]);
+            if !prefix.is_empty() {
+                name = format!("{}/{name}", String::from_utf8_lossy(prefix));
+            }
+        }
+        let size = match number(&h[124..136]) {
+            Ok(s) => s,
+            Err(why) => return Err(format!("size of tar entry {name} at byte {pos} is {why}")),
+        };
+        let size = next_size.take().unwrap_or(size);
+        if let Some(p) = next_path.take() {
+            name = p;
+        }
+        let start = pos + BLOCK;
+        let avail = (tar.len() - start) as u64;
+        if size > avail {
+            return Err(format!("member {name} truncated ({avail} of {size} bytes)"));
+        }
+        let end = start + size as usize;
+        let data = &tar[start..end];
+        match h[156] {
+            b'x' => pax(data, &mut next_path, &mut next_size),
+            b'g' | b'K' => {}
+            b'L' => next_path = Some(String::from_utf8_lossy(field_str(data)).into_owned()),
+            b'5' => {}
+            b'0' | 0 | b'7' => {
+                let name = name.strip_prefix("./").unwrap_or(&name).to_string();
+                if !name.ends_with(SKIPPED_SUFFIX) {
+                    if let Some(i) = by_name.insert(name.clone(), kept.len()) {
+                        idx.warnings.push(format!(
+                            "duplicate NEFF member {name}: the last one is used"
+                        ));
+                        kept[i] = None;
+                    }
+                    kept.push(Some(Member {
+                        name,
+                        header_at: pos,
+                        data: start..end,
+                    }));
+                }
+            }
+            t => idx.warnings.push(format!(
+                "skipped tar entry {name} (typeflag {:?})",
+                t as char
+            )),
+        }
+        pos = end.next_multiple_of(BLOCK).min(tar.len());
+        if end == tar.len() {
+            break;
+        }
+    }
+    idx.members = kept.into_iter().flatten().collect();
+    Ok(idx)
+}
+
+/// Writes `v` in octal into `f`, zero-padded to fill all but the last byte,
+/// which is NUL (NEFF-EC-13).
+fn octal(f: &mut [u8], v: u64) {
+    let w = f.len() - 1;
+    let s = format!("{v:0w$o}");
+    f[..w].copy_from_slice(&s.as_bytes()[s.len() - w..]);
+    f[w] = 0;
+}
+
+/// NEFF-EC-13: a GNU tar of `members` in the given order: regular files,
+/// mode 0000644, uid/gid 0, uname/gname "nobody", mtime 0, two zero blocks,
+/// padded to a multiple of 10240 bytes. Names must be at most 100 bytes.
+pub fn write_tar(members: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, data) in members {
+        let mut h = [0u8; BLOCK];
+        let n = name.len().min(100);
+        h[..n].copy_from_slice(&name.as_bytes()[..n]);
+        octal(&mut h[100..108], 0o644);
+        octal(&mut h[108..116], 0);
+        octal(&mut h[116..124], 0);
+        octal(&mut h[124..136], data.len() as u64);
+        octal(&mut h[136..148], 0);
+        h[156] = b'0';
+        h[257..263].copy_from_slice(b"ustar ");
+        h[263..265].copy_from_slice(b" \0");
+        h[265..271].copy_from_slice(b"nobody");
+        h[297..303].copy_from_slice(b"nobody");
+        let sum = format!("{:06o}", checksum(&h));
+        h[148..154].copy_from_slice(sum.as_bytes());
+        h[154] = 0;
+        h[155] = b' ';
+        out.extend_from_slice(&h);
+        out.extend_from_slice(data);
+        out.resize(out.len().next_multiple_of(BLOCK), 0);
+    }
+    out.resize(out.len() + 2 * BLOCK, 0);
+    out.resize(out.len().next_multiple_of(10240), 0);
+    out
+}
+
+/// NEFF-EC-13: one gzip member with the header `1f 8b 08 00 00000000 00 03`,
+/// deflate level 6, and the CRC-32 / ISIZE trailer.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03];
+    let mut enc = flate2::write::DeflateEncoder::new(out, flate2::Compression::new(6));
+    enc.write_all(data).expect("writing to a Vec");
+    out = enc.finish().expect("writing to a Vec");
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_of_abc() {
+        // RFC 1321 test suite: MD5("abc").
+        let want = "900150983cd24fb0d6963f7d28e17f72";
+        let got: String = md5(b"abc").iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn sha256_of_abc() {
+        // FIPS 180-2 example: SHA-256("abc").
+        let want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let got: String = sha256(b"abc").iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn gnu_header_bytes() {
+        let t = write_tar(&[("a".into(), b"xyz".to_vec())]);
+        assert_eq!(t.len(), 10240);
+        assert_eq!(&t[100..108], b"0000644\0");
+        assert_eq!(&t[124..136], b"00000000003\0");
+        assert_eq!(&t[257..265], b"ustar  \0");
+        assert_eq!(t[154], 0);
+        assert_eq!(t[155], b' ');
+        assert_eq!(&t[512..515], b"xyz");
+        let idx = walk(&t).unwrap();
+        assert_eq!(idx.members.len(), 1);
+        assert_eq!(idx.members[0].data, 512..515);
+    }
+
+    #[test]
+    fn gzip_round_trip_and_limit() {
+        let data = vec![7u8; 100_000];
+        let z = gzip(&data);
+        assert_eq!(&z[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
+        assert_eq!(gunzip(&z, 100_000).unwrap(), data);
+        let e = gunzip(&z, 99_999).unwrap_err();
+        assert!(e.contains("beyond the limit of 99999 bytes"), "{e}");
+        let mut bad = z.clone();
+        let n = bad.len();
+        bad[n - 8] ^= 1;
+        assert_eq!(gunzip(&bad, 1 << 20).unwrap_err(), "gzip CRC mismatch");
+    }
+
+    #[test]
+    fn base256_and_negative_sizes() {
+        let mut f = [0u8; 12];
+        f[0] = 0x80;
+        f[11] = 5;
+        assert_eq!(number(&f), Ok(5));
+        f[0] = 0xFF;
+        assert_eq!(number(&f), Err("negative"));
+        assert_eq!(number(b"0000644 \0"), Ok(0o644));
+    }
+}

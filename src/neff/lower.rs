@@ -1,0 +1,783 @@
+//! The NEFF-only pseudo-instructions and the mapping onto a program
+//! (SPEC-NEFF §4, §5; NEFF-EC-3, NEFF-EC-4, NEFF-EC-5, NEFF-EC-9, NEFF-EC-11).
+//!
+//! [`expand`] rewrites an engine stream's 0xC1 PSEUDO_DMA_TRIGGER and 0xC8
+//! PSEUDO_TRIGGER_COLLECTIVE records into DMA_MEMCPY (0xB8) records using the
+//! subgraph's def.json metadata, and retargets the stream's REL_IMM branches
+//! so that they still land on the records they named. Every other pseudo-opcode
+//! is left to the runtime's lowering (SPEC §8, EC-29), which runs next in
+//! [`crate::runtime::stage`]; there the rest of the pseudo band stays rejected
+//! by name and offset. [`program`] builds the [`Program`] that stages and runs.
+
+use super::model::{Neff, NeffVar, VarKind};
+use crate::isa::control::{off, target};
+use crate::isa::enums::{Dtype, Engine};
+use crate::isa::opcode::Opcode;
+use crate::limits::RECORD_BYTES;
+use crate::runtime::{Program, Role, Variable};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+/// PSEUDO_DMA_TRIGGER (NEFF-EC-4).
+pub const PSEUDO_DMA_TRIGGER: u8 = 0xC1;
+/// PSEUDO_TRIGGER_COLLECTIVE (NEFF-EC-5).
+pub const PSEUDO_TRIGGER_COLLECTIVE: u8 = 0xC8;
+/// The VAR_ID marker byte of an ADDR8 (EC-22, NEFF-EC-8).
+const VAR_MARKER: u64 = 0x10;
+/// The most records one stream's expansions may add (64 MiB of records: a
+/// bound on what a small NEFF can make the emulator allocate, not a device limit).
+pub const MAX_EXPANDED_RECORDS: usize = 1 << 20;
+/// NEFF-EC-5: a collective copy's full rows.
+const COLL_ROW: u64 = 0x8000;
+
+/// EC-29's predicate for a pseudo-record without a lowering.
+const SUPPORTED: &str = "emu_opcode_supported";
+
+/// The name of a NEFF-only pseudo-opcode, for messages.
+pub fn pseudo_name(op: u8) -> Option<&'static str> {
+    match op {
+        PSEUDO_DMA_TRIGGER => Some("PSEUDO_DMA_TRIGGER"),
+        PSEUDO_TRIGGER_COLLECTIVE => Some("PSEUDO_TRIGGER_COLLECTIVE"),
+        _ => None,
+    }
+}
+
+/// A trigger that did not lower: engine, input offset, opcode, why
+/// (`emu_opcode_supported`, exit 3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriggerRejected {
+    /// The engine whose stream holds it.
+    pub engine: Engine,
+    /// Byte offset in the NEFF's stream.
+    pub offset: usize,
+    /// Its opcode.
+    pub opcode: u8,
+    /// The failing predicate: `emu_opcode_supported` (EC-29), or
+    /// `emu_footprint_in_bounds` for a walk outside a virtual view (NEFF-EC-9).
+    pub predicate: &'static str,
+    /// Why.
+    pub why: String,
+}
+
+impl fmt::Display for TriggerRejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} stream: Found invalid instruction! opcode={}, offset={}: {} ({} at input byte offset {}: {})",
+            self.engine,
+            self.opcode,
+            self.offset,
+            self.predicate,
+            pseudo_name(self.opcode)
+                .or(Opcode(self.opcode).name())
+                .unwrap_or("?"),
+            self.offset,
+            self.why
+        )
+    }
+}
+
+impl std::error::Error for TriggerRejected {}
+
+/// A stream after [`expand`]: its bytes and, per record, the NEFF offset it came from.
+#[derive(Clone, Debug)]
+pub struct Expanded<'a> {
+    /// The records (borrowed when nothing changed).
+    pub bytes: Cow<'a, [u8]>,
+    /// Input byte offset of each record (empty when nothing changed).
+    pub origin: Vec<u32>,
+}
+
+impl Expanded<'_> {
+    /// The NEFF stream offset of an offset in the expanded stream.
+    pub fn original(&self, offset: usize) -> usize {
+        if self.origin.is_empty() {
+            offset
+        } else {
+            self.origin
+                .get(offset / RECORD_BYTES)
+                .map_or(offset, |&o| o as usize)
+        }
+    }
+}
+
+type Rec = [u8; RECORD_BYTES];
+
+fn u32_at(r: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(r: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(r[o..o + 8].try_into().expect("8 bytes"))
+}
+
+/// One side of a copy: base ADDR8, per-dim sizes and steps (bytes, innermost first).
+struct Side {
+    base: Base,
+    sizes: Vec<u64>,
+    steps: Vec<i64>,
+}
+
+#[derive(Clone, Copy)]
+enum Base {
+    /// A DRAM variable (or view): VAR_ID id, byte offset.
+    Var(u32, i64),
+    /// The state buffer: a SPEC §3 on-chip address.
+    Sb(i64),
+}
+
+impl Base {
+    fn at(self, delta: i64) -> Result<u64, String> {
+        match self {
+            Base::Var(id, o) => {
+                let o = o + delta;
+                if !(0..=u32::MAX as i64).contains(&o) {
+                    return Err(format!("VAR_ID offset {o} does not fit 32 bits"));
+                }
+                Ok(VAR_MARKER << 56 | (id as u64) << 32 | o as u64)
+            }
+            Base::Sb(o) => {
+                let o = o + delta;
+                if !(0..=u32::MAX as i64).contains(&o) {
+                    return Err(format!("state-buffer address {o} does not fit 32 bits"));
+                }
+                Ok(o as u64)
+            }
+        }
+    }
+}
+
+/// Writes a DMA_MEMCPY with byte-sized elements (NEFF-EC-4, NEFF-EC-5).
+fn memcpy(src: u64, dst: u64, nums: [u64; 2], src_steps: [i64; 2], dst_steps: [i64; 2]) -> Rec {
+    let mut r = [0u8; RECORD_BYTES];
+    r[0] = Opcode::DMA_MEMCPY.0;
+    r[1] = 16;
+    for (at, addr, steps) in [
+        (off::DMA_SRC, src, src_steps),
+        (off::DMA_DST, dst, dst_steps),
+    ] {
+        r[at..at + 8].copy_from_slice(&addr.to_le_bytes());
+        r[at + 8..at + 12].copy_from_slice(&(steps[0] as i32).to_le_bytes());
+        r[at + 12..at + 16].copy_from_slice(&(steps[1] as i32).to_le_bytes());
+        r[at + 16..at + 18].copy_from_slice(&(nums[0] as u16).to_le_bytes());
+        r[at + 18..at + 20].copy_from_slice(&(nums[1] as u16).to_le_bytes());
+        r[at + 20..at + 22].copy_from_slice(&1u16.to_le_bytes());
+    }
+    r[off::DMA_IN_DTYPE] = Dtype::UINT8.0;
+    r[off::DMA_OUT_DTYPE] = Dtype::UINT8.0;
+    r
+}
+
+/// The trigger's wait on the first record, its update on the last, zero bands elsewhere.
+fn place_events(trigger: &[u8], out: &mut [Rec]) {
+    let n = out.len();
+    if n == 0 {
+        return;
+    }
+    out[0][4] = trigger[4];
+    out[0][5] = trigger[5];
+    out[n - 1][6] = trigger[6];
+    out[n - 1][7] = trigger[7];
+    if trigger[4] != 0 {
+        out[0][8..12].copy_from_slice(&trigger[8..12]);
+    }
+    if trigger[6] != 0 {
+        out[n - 1][8..12].copy_from_slice(&trigger[8..12]);
+    }
+}
+
+/// NEFF-EC-3: one side of a descriptor.
+fn side(neff: &Neff, d: &Value, p: &str) -> Result<Side, String> {
+    let name = d
+        .get(p)
+        .and_then(Value::as_str)
+        .ok_or(format!("descriptor without a string `{p}`"))?;
+    let v: &NeffVar = neff
+        .var(name)
+        .ok_or(format!("`{p}` names no def.json variable: {name:?}"))?;
+    let nums = |k: &str| -> Result<Vec<Value>, String> {
+        d.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .ok_or(format!("descriptor without `{k}`"))
+    };
+    let sizes = nums(&format!("{p}_sizes"))?;
+    let steps = nums(&format!("{p}_steps"))?;
+    if sizes.is_empty() || sizes.len() != steps.len() {
+        return Err(format!("{p}_sizes and {p}_steps need the same length >= 1"));
+    }
+    let sizes: Vec<u64> = sizes
+        .iter()
+        .map(|s| s.as_u64().filter(|&s| s >= 1))
+        .collect::<Option<_>>()
+        .ok_or(format!("every {p}_sizes entry is an integer >= 1"))?;
+    if let Some(s) = sizes.iter().find(|&&s| s > 0xFFFF) {
+        return Err(format!("a size of {s} does not fit a DMA count (0xFFFF)"));
+    }
+    let steps: Vec<i64> = steps
+        .iter()
+        .map(|s| s.as_i64().filter(|s| i32::try_from(*s).is_ok()))
+        .collect::<Option<_>>()
+        .ok_or(format!("every {p}_steps entry is an i32"))?;
+    let offk = format!("{p}_off");
+    let o = match d.get(&offk) {
+        None => 0,
+        Some(x) => x
+            .as_u64()
+            .filter(|&o| o <= u32::MAX as u64)
+            .ok_or(format!("{offk} does not fit 32 bits"))? as i64,
+    };
+    let base = match v.kind {
+        VarKind::StateBuffer => Base::Sb(o),
+        _ => Base::Var(v.id, o),
+    };
+    Ok(Side { base, sizes, steps })
+}
+
+/// The descriptor keys NEFF-EC-3 refuses.
+const REFUSED_KEYS: [&str; 13] = [
+    "from_arr",
+    "cast",
+    "scale",
+    "scale_dtype",
+    "constant",
+    "constant_dtype",
+    "transpose_op",
+    "transpose_shape",
+    "transpose_element_size",
+    "num_tiling_dimensions",
+    "from_dtype",
+    "to_dtype",
+    "from_arr_dtype",
+];
+
+/// NEFF-EC-4: the records of one 0xC1 trigger.
+fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
+    let field = &r[12..44];
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let name = String::from_utf8_lossy(&field[..end]).into_owned();
+    if name.is_empty() {
+        return Err("empty queue name".into());
+    }
+    let raw = u32_at(r, 44);
+    if raw != 0 || r[52..64].iter().any(|&b| b != 0) {
+        return Err(format!(
+            "use_raw_count {raw} or bytes 52..63 non-zero: only block_id triggers are emulated"
+        ));
+    }
+    let block_id = u32_at(r, 48) as u64;
+    let q = neff
+        .queues
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, q)| q)
+        .ok_or(format!("unknown DMA queue {name:?}"))?;
+    for k in ["semaphore_set", "num_queues", "queue_instances"] {
+        if q.get(k).is_some() {
+            return Err(format!("queue {name:?} has `{k}` (not emulated)"));
+        }
+    }
+    let ty = q.get("type").and_then(Value::as_str).unwrap_or("");
+    if !matches!(ty, "in" | "out" | "data") {
+        return Err(format!(
+            "queue {name:?} has type {ty:?}: only in, out and data"
+        ));
+    }
+    let sem = match q.get("semaphore") {
+        None => None,
+        Some(s) => Some(
+            s.as_u64()
+                .filter(|&s| s <= 255)
+                .ok_or(format!("queue {name:?}: semaphore is not 0..=255"))? as u8,
+        ),
+    };
+    let b = neff
+        .blocks
+        .iter()
+        .find(|b| b.queue == name && b.id == block_id)
+        .ok_or(format!("no DMA block {block_id} in queue {name:?}"))?;
+    if b.desc.is_empty() {
+        return Err(format!(
+            "DMA block {block_id} of queue {name:?} has no descriptor"
+        ));
+    }
+    let start = out.len();
+    for (i, d) in b.desc.iter().enumerate() {
+        let bad = |m: String| format!("block {block_id} of queue {name:?}, descriptor {i}: {m}");
+        if let Some(op) = d.get("op")
+            && op.as_str() != Some("copy")
+        {
+            return Err(bad(format!("op {op} (only copies are emulated)")));
+        }
+        if let Some(k) = REFUSED_KEYS
+            .iter()
+            .find(|k| d.get(**k).is_some())
+            .or_else(|| {
+                d.as_object()
+                    .and_then(|o| o.keys().find(|k| k.ends_with("_dtype")).map(|_| &"*_dtype"))
+            })
+        {
+            return Err(bad(format!("`{k}` (only plain copies are emulated)")));
+        }
+        let mut from = side(neff, d, "from").map_err(bad)?;
+        let mut to = side(neff, d, "to").map_err(bad)?;
+        let prod = |s: &Side| s.sizes.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+        if prod(&from) != prod(&to) {
+            return Err(bad("the two sides move different byte counts".into()));
+        }
+        for s in [&mut from, &mut to] {
+            while s.sizes.len() < 2 {
+                s.sizes.push(1);
+                s.steps.push(0);
+            }
+        }
+        let outer_f = &from.sizes[2..];
+        let outer_t = &to.sizes[2..];
+        if outer_f != outer_t {
+            return Err(bad(
+                "dims 2.. of from and to differ in count or sizes".into()
+            ));
+        }
+        let count = outer_f.iter().product::<u64>() as usize;
+        if out.len() - start + count > MAX_EXPANDED_RECORDS {
+            return Err(bad(format!("more than {MAX_EXPANDED_RECORDS} records")));
+        }
+        let mut idx = vec![0u64; outer_f.len()];
+        for _ in 0..count {
+            let delta = |s: &Side| -> i64 {
+                idx.iter()
+                    .zip(&s.steps[2..])
+                    .map(|(&i, &st)| i as i64 * st)
+                    .sum()
+            };
+            let src = from.base.at(delta(&from)).map_err(bad)?;
+            let dst = to.base.at(delta(&to)).map_err(bad)?;
+            out.push(memcpy(
+                src,
+                dst,
+                [from.sizes[0], from.sizes[1]],
+                [from.steps[0], from.steps[1]],
+                [to.steps[0], to.steps[1]],
+            ));
+            // Dim 2 fastest.
+            for (k, i) in idx.iter_mut().enumerate() {
+                *i += 1;
+                if *i < outer_f[k] {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+    }
+    let recs = &mut out[start..];
+    place_events(r, recs);
+    if let (Some(last), Some(s)) = (recs.last_mut(), sem) {
+        last[off::DMA_SEM] = s;
+        last[off::DMA_SEM_INC] = 1;
+    }
+    Ok(())
+}
+
+/// NEFF-EC-5: the records of one single-rank 0xC8 ALL_REDUCE.
+fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
+    let dtype = Dtype(r[13]);
+    if !(0x01..=0x0F).contains(&dtype.0) {
+        return Err(format!("dtype byte 13 = {:#x} is not a dtype", dtype.0));
+    }
+    if r[32] != 1 {
+        return Err(format!(
+            "ctype byte 32 = {}: only ALL_REDUCE (1) is emulated",
+            r[32]
+        ));
+    }
+    if r[33..48].iter().any(|&b| b != 0) {
+        return Err("bytes 33..47 are not zero".into());
+    }
+    if !matches!(r[6], 0x03 | 0x13) {
+        return Err(format!(
+            "update_mode {:#04x}: the collective needs a SEM_INC completion (0x03 or 0x13)",
+            r[6]
+        ));
+    }
+    let group = u16::from_le_bytes([r[14], r[15]]) as usize;
+    if let Some(g) = &neff.replica_groups {
+        let groups = g.as_array().cloned().unwrap_or_default();
+        if !groups.is_empty() {
+            if groups
+                .iter()
+                .any(|x| x.as_array().is_none_or(|m| m.len() > 1))
+            {
+                return Err("replica_groups with more than one member: one rank only".into());
+            }
+            if group >= groups.len() {
+                return Err(format!(
+                    "group_id {group} is not below {} groups",
+                    groups.len()
+                ));
+            }
+        }
+    }
+    let tensor = |at: usize| -> Result<u32, String> {
+        let id = u32_at(r, at);
+        match neff.vars.get(id as usize) {
+            Some(v) if v.kind.is_dram() || matches!(v.kind, VarKind::Virtual { .. }) => Ok(id),
+            _ => Err(format!("tensor id {id} (byte {at}) is not a DRAM variable")),
+        }
+    };
+    let (src_id, dst_id) = (tensor(16)?, tensor(20)?);
+    let n = u64_at(r, 24);
+    if n == 0 {
+        return Err("num_elements is 0".into());
+    }
+    let s = dtype.size().unwrap_or(1) as u64;
+    let len = n
+        .checked_mul(s)
+        .filter(|&l| l <= u32::MAX as u64)
+        .ok_or("the copy does not fit 32-bit offsets")?;
+    let src0 = u64_at(r, 48).checked_mul(s).ok_or("src offset overflows")?;
+    let dst0 = u64_at(r, 56).checked_mul(s).ok_or("dst offset overflows")?;
+    let addr = |id: u32, o: u64| -> Result<u64, String> {
+        if o > u32::MAX as u64 {
+            return Err(format!("offset {o} does not fit 32 bits"));
+        }
+        Ok(VAR_MARKER << 56 | (id as u64) << 32 | o)
+    };
+    let start = out.len();
+    let mut done = 0u64;
+    if len <= 0xFFFF {
+        out.push(memcpy(
+            addr(src_id, src0)?,
+            addr(dst_id, dst0)?,
+            [len, 1],
+            [1, 0],
+            [1, 0],
+        ));
+    } else {
+        let mut rows = len / COLL_ROW;
+        while rows > 0 {
+            let k = rows.min(0xFFFF);
+            out.push(memcpy(
+                addr(src_id, src0 + done)?,
+                addr(dst_id, dst0 + done)?,
+                [COLL_ROW, k],
+                [1, COLL_ROW as i64],
+                [1, COLL_ROW as i64],
+            ));
+            done += k * COLL_ROW;
+            rows -= k;
+        }
+        let rest = len % COLL_ROW;
+        if rest != 0 {
+            out.push(memcpy(
+                addr(src_id, src0 + done)?,
+                addr(dst_id, dst0 + done)?,
+                [rest, 1],
+                [1, 0],
+                [1, 0],
+            ));
+        }
+    }
+    place_events(r, &mut out[start..]);
+    Ok(())
+}
+
+/// NEFF-EC-4, NEFF-EC-5: expands `engine`'s 0xC1 and 0xC8 records and
+/// retargets REL_IMM branches (EC-29) to the records they named.
+pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerRejected> {
+    let bytes = neff.stream(engine);
+    let triggers = bytes
+        .chunks_exact(RECORD_BYTES)
+        .any(|r| matches!(r[0], PSEUDO_DMA_TRIGGER | PSEUDO_TRIGGER_COLLECTIVE));
+    if !triggers {
+        return Ok(Expanded {
+            bytes: Cow::Borrowed(bytes),
+            origin: Vec::new(),
+        });
+    }
+    let n = bytes.len() / RECORD_BYTES;
+    let mut out: Vec<Rec> = Vec::with_capacity(n + 16);
+    let mut origin: Vec<u32> = Vec::with_capacity(n + 16);
+    let mut first: Vec<usize> = Vec::with_capacity(n + 1);
+    let mut fixes: Vec<(usize, usize)> = Vec::new();
+    for (i, r) in bytes.chunks_exact(RECORD_BYTES).enumerate() {
+        let at = i * RECORD_BYTES;
+        first.push(out.len());
+        let before = out.len();
+        let res = match r[0] {
+            PSEUDO_DMA_TRIGGER => trigger(neff, r, &mut out),
+            PSEUDO_TRIGGER_COLLECTIVE => collective(neff, r, &mut out),
+            _ => {
+                if r[0] == Opcode::COMPARE_BRANCH.0 && r[off::BR_TARGET_MODE] == target::REL_IMM {
+                    let rel = u64_at(r, off::BR_REL) as i64 as i128;
+                    let to = at as i128 + rel;
+                    if (0..=bytes.len() as i128).contains(&to) && to % RECORD_BYTES as i128 == 0 {
+                        fixes.push((out.len(), (to / RECORD_BYTES as i128) as usize));
+                    }
+                }
+                out.push(r.try_into().expect("64 bytes"));
+                Ok(())
+            }
+        };
+        res.map_err(|why| TriggerRejected {
+            engine,
+            offset: at,
+            opcode: r[0],
+            predicate: SUPPORTED,
+            why,
+        })?;
+        if out.len().saturating_sub(i + 1) > MAX_EXPANDED_RECORDS {
+            return Err(TriggerRejected {
+                engine,
+                offset: at,
+                opcode: r[0],
+                predicate: SUPPORTED,
+                why: format!("the stream's expansions exceed {MAX_EXPANDED_RECORDS} records"),
+            });
+        }
+        origin.extend(std::iter::repeat_n(at as u32, out.len() - before));
+    }
+    first.push(out.len());
+    for (at, to) in fixes {
+        let rel = (first[to] as i64 - at as i64) * RECORD_BYTES as i64;
+        out[at][off::BR_REL..off::BR_REL + 8].copy_from_slice(&rel.to_le_bytes());
+    }
+    Ok(Expanded {
+        bytes: Cow::Owned(out.concat()),
+        origin,
+    })
+}
+
+/// Why an engine stream of a NEFF is not valid.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineInvalid {
+    /// A trigger was rejected (NEFF-EC-4, NEFF-EC-5).
+    #[error(transparent)]
+    Trigger(#[from] TriggerRejected),
+    /// The runtime's lowering rejected a pseudo-record (EC-29); `neff_offset`
+    /// is its offset in the NEFF's stream.
+    #[error("{engine} stream: {rejected} [NEFF offset {neff_offset}]")]
+    Lower {
+        /// The engine.
+        engine: Engine,
+        /// The rejection (offsets in the expanded stream).
+        rejected: crate::runtime::lower::Rejected,
+        /// Offset in the NEFF's stream.
+        neff_offset: usize,
+    },
+    /// A record failed a SPEC §5 predicate.
+    #[error("{engine} stream: {invalid} [NEFF offset {neff_offset}]")]
+    Record {
+        /// The engine.
+        engine: Engine,
+        /// The failure (offsets in the lowered and expanded streams).
+        invalid: crate::runtime::lower::LoweredInvalid,
+        /// Offset in the NEFF's stream.
+        neff_offset: usize,
+    },
+}
+
+/// `validate MODEL.neff`'s work for one engine: expands the triggers, lowers
+/// (SPEC §8) and validates every record for the NEFF's generation. A stream
+/// with no pseudo-opcode after expansion lowers to itself, so it is validated
+/// in place. Returns the records validated.
+pub fn validate_engine(neff: &Neff, engine: Engine) -> Result<usize, EngineInvalid> {
+    use crate::isa::validate::{StreamInvalid, Target, validate_stream};
+    use crate::runtime::lower::{LowerError, LoweredInvalid, lower, validate_lowered};
+    let x = expand(neff, engine)?;
+    let t = Target {
+        engine,
+        arch: neff.arch,
+    };
+    let has_pseudo = x
+        .bytes
+        .chunks_exact(RECORD_BYTES)
+        .any(|r| Opcode(r[0]).is_pseudo());
+    if !has_pseudo {
+        return validate_stream(&x.bytes, t).map_err(|e| match e {
+            StreamInvalid::Invalid(record) => EngineInvalid::Record {
+                engine,
+                neff_offset: x.original(record.offset),
+                invalid: LoweredInvalid {
+                    record,
+                    original: record.offset,
+                },
+            },
+            StreamInvalid::Malformed(_) => {
+                unreachable!("the reader checked whole records")
+            }
+        });
+    }
+    let l = lower(&x.bytes).map_err(|e| match e {
+        LowerError::Rejected(rejected) => EngineInvalid::Lower {
+            engine,
+            neff_offset: x.original(rejected.offset),
+            rejected,
+        },
+        LowerError::Malformed(_) => unreachable!("the reader checked whole records"),
+    })?;
+    validate_lowered(&l, t).map_err(|invalid| EngineInvalid::Record {
+        engine,
+        neff_offset: x.original(invalid.original),
+        invalid,
+    })
+}
+
+/// Why a NEFF did not become a program.
+#[derive(Debug, thiserror::Error)]
+pub enum MapError {
+    /// Bad input (exit 4): a variable the program model cannot hold.
+    #[error("{0}")]
+    Load(String),
+    /// A trigger was rejected (exit 3).
+    #[error(transparent)]
+    Rejected(#[from] TriggerRejected),
+}
+
+/// A NEFF as a program: the streams after [`expand`] and each one's origin map.
+pub struct Mapped<'a> {
+    /// The program (generation, streams, DRAM variables in `var_id` order).
+    pub program: Program,
+    /// Per engine, the expansions' origin maps.
+    pub streams: Vec<Expanded<'a>>,
+}
+
+/// True for a name `Program` accepts as a file stem (NEFF-EC-7's rule).
+fn stem_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && !s.starts_with(['.', '-'])
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The byte span `[lo, hi)` a DMA walk at byte `off` touches, relative to
+/// its variable (EC-23's walk: steps in elements; an empty walk touches nothing).
+fn walk_span(r: &[u8], at: usize, off: i64) -> Option<(i64, i64)> {
+    let step = |k: usize| {
+        i32::from_le_bytes(r[at + 8 + 4 * k..at + 12 + 4 * k].try_into().expect("4")) as i64
+    };
+    let num = |k: usize| u16::from_le_bytes([r[at + 16 + 2 * k], r[at + 17 + 2 * k]]) as i64;
+    let es = u16::from_le_bytes([r[at + 20], r[at + 21]]) as i64;
+    if num(0) == 0 || num(1) == 0 {
+        return None;
+    }
+    let (mut lo, mut hi) = (off, off + es);
+    for k in 0..2 {
+        let d = (num(k) - 1) * step(k) * es;
+        if d < 0 {
+            lo += d;
+        } else {
+            hi += d;
+        }
+    }
+    Some((lo, hi))
+}
+
+/// NEFF-EC-9: a VAR_ID naming a `virtual` view addresses bytes of its backing
+/// variable, and its walk must stay inside the view. Rewrites every such
+/// operand of DMA_MEMCPY and DMA_DIRECT2D records to the backing variable's
+/// id and offset; a walk outside its view fails `emu_footprint_in_bounds` (exit 3).
+fn resolve_views(neff: &Neff, engine: Engine, x: &mut Expanded) -> Result<(), MapError> {
+    let views: HashMap<u32, (u32, u64, u64)> = neff
+        .vars
+        .iter()
+        .filter_map(|v| match &v.kind {
+            VarKind::Virtual { backing, offset } => {
+                let b = neff.var(backing)?;
+                Some((v.id, (b.id, *offset, v.size.unwrap_or(0))))
+            }
+            _ => None,
+        })
+        .collect();
+    if views.is_empty() {
+        return Ok(());
+    }
+    let mut bytes = x.bytes.to_vec();
+    for (i, r) in bytes.chunks_exact_mut(RECORD_BYTES).enumerate() {
+        if r[0] != Opcode::DMA_MEMCPY.0 && r[0] != Opcode::PSEUDO_DMA_DIRECT2D.0 {
+            continue;
+        }
+        for at in [off::DMA_SRC, off::DMA_DST] {
+            let a = u64_at(r, at);
+            if a >> 56 != VAR_MARKER {
+                continue;
+            }
+            let Some(&(backing, base, size)) = views.get(&((a >> 32 & 0xFF_FFFF) as u32)) else {
+                continue;
+            };
+            let o = (a & 0xFFFF_FFFF) as i64;
+            let inside = walk_span(r, at, o).is_none_or(|(lo, hi)| lo >= 0 && hi <= size as i64);
+            let new = base + o as u64;
+            if !inside || new > u32::MAX as u64 {
+                let at_in = x.original(i * RECORD_BYTES);
+                return Err(MapError::Rejected(TriggerRejected {
+                    engine,
+                    offset: at_in,
+                    opcode: r[0],
+                    predicate: "emu_footprint_in_bounds",
+                    why: format!("the walk at byte {at} leaves its virtual view ({size} bytes)"),
+                }));
+            }
+            let a = VAR_MARKER << 56 | (backing as u64) << 32 | new;
+            r[at..at + 8].copy_from_slice(&a.to_le_bytes());
+        }
+    }
+    x.bytes = Cow::Owned(bytes);
+    Ok(())
+}
+
+/// SPEC-NEFF §5: the program of a NEFF. DRAM variables (NEFF-EC-9) in
+/// `var_id` order; `inputs` fills input variables by name (others stay zero);
+/// `file` variables hold their weights (NEFF-EC-10); NEFF-EC-11: no
+/// preamble, semaphores start at zero.
+pub fn program<'a>(
+    neff: &'a Neff,
+    inputs: &HashMap<String, Vec<u8>>,
+) -> Result<Mapped<'a>, MapError> {
+    let mut p = Program::new(neff.arch);
+    let mut streams = Vec::with_capacity(5);
+    for e in Engine::ALL {
+        let mut x = expand(neff, e)?;
+        resolve_views(neff, e, &mut x)?;
+        p.streams[e as usize] = x.bytes.to_vec();
+        streams.push(x);
+    }
+    for v in &neff.vars {
+        let role = match &v.kind {
+            VarKind::Input => Role::Input,
+            VarKind::Output => Role::Output,
+            VarKind::TmpBuf | VarKind::File => Role::Scratch,
+            // NEFF-EC-9: views were resolved into their backing variables.
+            VarKind::StateBuffer | VarKind::Virtual { .. } => continue,
+        };
+        let name = if stem_ok(&v.name) {
+            v.name.clone()
+        } else {
+            format!("var{}", v.id)
+        };
+        let shape = if v.shape.is_empty() {
+            vec![1]
+        } else {
+            v.shape.clone()
+        };
+        let init = match &v.kind {
+            VarKind::File => neff.weight(v).map(<[u8]>::to_vec),
+            VarKind::Input => inputs.get(&v.name).cloned(),
+            _ => None,
+        };
+        p.add(Variable {
+            name,
+            id: v.id,
+            dtype: v.dtype,
+            shape,
+            role,
+            init,
+        });
+    }
+    Ok(Mapped {
+        program: p,
+        streams,
+    })
+}

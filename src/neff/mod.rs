@@ -1,0 +1,277 @@
+//! NEFF model files (SPEC-NEFF): reading, checking, mapping and writing.
+//!
+//! A NEFF is a 1024-byte header, then a payload: a tar, gzip-compressed for
+//! pkg 2. [`read`] takes the file's bytes (it never opens a file) and runs
+//! SPEC-NEFF §6 steps 1–13 with the runtime's checks, in its order and with
+//! its messages:
+//!
+//! ```text
+//! bytes ─header gates─▶ payload ─digest─▶ (gunzip, bounded) ─tar walk─▶ members
+//!   ─neff.json─▶ I/O tensors + kelf name ─kelf json─▶ generation, def.json
+//!   ─def.json─▶ variables, DMA queues and blocks, engine streams  = Neff
+//! ```
+//!
+//! [`lower::program`] maps the result onto a [`crate::runtime::Program`]
+//! (SPEC-NEFF §5) after expanding the NEFF-only pseudo-instructions 0xC1 and
+//! 0xC8 ([`lower`], NEFF-EC-4, NEFF-EC-5); [`pack`] writes a program as a NEFF
+//! (NEFF-EC-13). Every failure of steps 1–13 is a [`NeffError`] (bad input,
+//! exit 4, NEFF-EC-16).
+
+mod archive;
+mod header;
+pub mod lower;
+mod model;
+pub mod pack;
+
+pub use archive::{Member, gunzip, gzip, is_gzip, md5, sha256, walk, write_tar};
+pub use header::{FEATURES_REFUSED, FEATURES_SUPPORTED, HEADER_BYTES, Header, MAX_MAJOR};
+pub use model::{
+    DmaBlock, EngineStream, IoTensor, Neff, NeffVar, VarKind, def_dtype, def_dtype_name, dltype,
+    dltype_name,
+};
+
+use crate::limits::Arch;
+use std::fmt;
+
+/// The default bound on the inflated payload: 4 GiB.
+pub const DEFAULT_INFLATE_LIMIT: u64 = 4 << 30;
+
+/// How [`read`] reads (the options every NEFF-reading command takes).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// NEFF-EC-2: verify the digest (on by default; `--no-verify` clears it).
+    pub verify: bool,
+    /// NEFF-EC-12: enforce the CAYMAN state-buffer reservation rule (`--strict`).
+    pub strict: bool,
+    /// NEFF-EC-17: the generation asked for with `--arch`, if any.
+    pub arch: Option<Arch>,
+    /// The most bytes the payload may inflate to.
+    pub inflate_limit: u64,
+    /// The file as given, for messages ("failure while reading NEFF metadata {path}: …").
+    pub path: String,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            verify: true,
+            strict: false,
+            arch: None,
+            inflate_limit: DEFAULT_INFLATE_LIMIT,
+            path: String::new(),
+        }
+    }
+}
+
+/// Why a NEFF did not load (SPEC-NEFF §6 steps 1–13). Every variant is bad
+/// input (exit 4); [`NeffError::runtime_status`] gives the runtime's status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NeffError {
+    /// Step 1: fewer than 1024 bytes.
+    ShortFile {
+        /// The file's length.
+        len: u64,
+    },
+    /// Step 3: `header_size >= len`.
+    HeaderSize {
+        /// The header's `header_size`.
+        header_size: u64,
+        /// The file's length.
+        len: u64,
+    },
+    /// Step 4: major version above 2.
+    Version {
+        /// `neff_version_major`.
+        major: u64,
+        /// `neff_version_minor`.
+        minor: u64,
+    },
+    /// Step 5: a feature bit in 27..62 (major 2).
+    Features {
+        /// `neff_version_minor`.
+        minor: u64,
+        /// The refused bits (masked).
+        bits: u64,
+    },
+    /// Step 6: `data_size` beyond the file.
+    DataSize {
+        /// The header's `data_size`.
+        data_size: u64,
+        /// The file's length.
+        len: u64,
+    },
+    /// Step 7: `pkg_version` not 1 or 2.
+    Packager(u64),
+    /// Step 8: verification asked for and `data_size == 0`.
+    NothingToVerify,
+    /// Step 8: pkg 2 digest mismatch.
+    Md5Mismatch,
+    /// Step 8: pkg 1 digest mismatch.
+    Sha256Mismatch,
+    /// Steps 9–10: gzip or tar failure.
+    Metadata {
+        /// The NEFF file as given.
+        path: String,
+        /// What failed.
+        detail: String,
+    },
+    /// Steps 11–13 and the I/O binding: the message.
+    Load(String),
+}
+
+impl NeffError {
+    /// The runtime's status for this failure: `NRT_UNSUPPORTED_NEFF_VERSION`
+    /// (10) for steps 4, 5 and 7, `NRT_INVALID` (2) otherwise (§1.3). Not an exit code.
+    pub fn runtime_status(&self) -> u32 {
+        match self {
+            NeffError::Version { .. } | NeffError::Features { .. } | NeffError::Packager(_) => 10,
+            _ => 2,
+        }
+    }
+}
+
+impl fmt::Display for NeffError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NeffError::ShortFile { len } => {
+                write!(f, "Invalid number of NEFF bytes received {len:x}")
+            }
+            NeffError::HeaderSize { header_size, len } => write!(
+                f,
+                "Invalid NEFF file size hdr sz: {header_size:x}, file sz: {len:x}"
+            ),
+            NeffError::Version { major, minor } => write!(
+                f,
+                "NEFF version: {major}.{minor} is not supported, accepted version range: 0.x-{MAX_MAJOR}.x"
+            ),
+            NeffError::Features { minor, bits } => write!(
+                f,
+                "This NEFF (version: 2.{minor}, features: 0x{bits:x}) has been compiled by a newer \
+                 version of Neuron compiler. Features supported by this Neuron Runtime: \
+                 0x{FEATURES_SUPPORTED:x}. Please update the aws-neuronx-runtime-lib package to \
+                 the latest version."
+            ),
+            NeffError::DataSize { data_size, len } => {
+                write!(f, "Invalid NEFF data size({data_size:x} vs {len:x})")
+            }
+            NeffError::Packager(p) => write!(f, "Unsupported NEFF packager: {p}"),
+            NeffError::NothingToVerify => {
+                f.write_str("Invalid NEFF data size(0): nothing to verify")
+            }
+            NeffError::Md5Mismatch => f.write_str("MD5 mismatch!"),
+            NeffError::Sha256Mismatch => f.write_str("SHA256 mismatch!"),
+            NeffError::Metadata { path, detail } => {
+                write!(f, "failure while reading NEFF metadata {path}: {detail}")
+            }
+            NeffError::Load(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for NeffError {}
+
+/// The payload after steps 1–10: the header, the tar, and its members.
+#[derive(Clone, Debug)]
+pub struct Container {
+    /// The decoded header.
+    pub header: Header,
+    /// True when the payload was a gzip member (NEFF-EC-1).
+    pub gzip: bool,
+    /// The inflated tar, or the whole file when the tar is stored raw.
+    buf: Vec<u8>,
+    /// Where the tar lies in `buf`.
+    tar_at: std::ops::Range<usize>,
+    /// Stored members, archive order.
+    pub members: Vec<Member>,
+    /// Member index by name.
+    index: std::collections::HashMap<String, usize>,
+    /// Warnings of the tar walk.
+    pub warnings: Vec<String>,
+}
+
+impl Container {
+    /// The tar's bytes (member ranges index into them).
+    pub fn tar(&self) -> &[u8] {
+        &self.buf[self.tar_at.clone()]
+    }
+
+    /// A member's bytes by exact name.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.member(name).map(|m| &self.tar()[m.data.clone()])
+    }
+
+    /// A member by exact name.
+    pub fn member(&self, name: &str) -> Option<&Member> {
+        self.index.get(name).map(|&i| &self.members[i])
+    }
+}
+
+/// SPEC-NEFF §6 steps 1–10: header gates, digest (NEFF-EC-2), gzip
+/// (NEFF-EC-1, bounded by `opts.inflate_limit`) and the tar walk.
+pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
+    open_owned(bytes.to_vec(), opts)
+}
+
+/// [`open`] on bytes the container may keep: a raw tar is then not copied.
+pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError> {
+    let (header, data) = header::check(&bytes)?;
+    // Step 8, NEFF-EC-2.
+    if opts.verify {
+        if data.is_empty() {
+            return Err(NeffError::NothingToVerify);
+        }
+        if header.pkg_version == 1 {
+            if sha256(data) != header.hash {
+                return Err(NeffError::Sha256Mismatch);
+            }
+        } else if md5(data)[..] != header.hash[..16] {
+            return Err(NeffError::Md5Mismatch);
+        }
+    }
+    let meta = |detail: String| NeffError::Metadata {
+        path: opts.path.clone(),
+        detail,
+    };
+    // Step 9, NEFF-EC-1.
+    let gz = is_gzip(data);
+    let (buf, tar_at) = if gz {
+        let tar = gunzip(data, opts.inflate_limit).map_err(meta)?;
+        let n = tar.len();
+        (tar, 0..n)
+    } else {
+        if data.len() as u64 > opts.inflate_limit {
+            return Err(meta(format!(
+                "the payload is beyond the limit of {} bytes",
+                opts.inflate_limit
+            )));
+        }
+        let at = HEADER_BYTES..HEADER_BYTES + data.len();
+        (bytes, at)
+    };
+    // Step 10.
+    let idx = walk(&buf[tar_at.clone()]).map_err(meta)?;
+    Ok(Container {
+        header,
+        gzip: gz,
+        buf,
+        tar_at,
+        index: idx
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.clone(), i))
+            .collect(),
+        members: idx.members,
+        warnings: idx.warnings,
+    })
+}
+
+/// SPEC-NEFF §6 steps 1–13: reads a whole NEFF.
+pub fn read(bytes: &[u8], opts: &Options) -> Result<Neff, NeffError> {
+    model::load(open(bytes, opts)?, opts)
+}
+
+/// [`read`] on bytes the result may keep (a raw tar is then not copied).
+pub fn read_owned(bytes: Vec<u8>, opts: &Options) -> Result<Neff, NeffError> {
+    model::load(open_owned(bytes, opts)?, opts)
+}

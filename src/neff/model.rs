@@ -1,0 +1,866 @@
+//! The manifest chain (SPEC-NEFF §1.7–§1.11; §6 steps 11–13): neff.json →
+//! kelf json → def.json → engine jsons → streams, the variable table, DMA
+//! queues and blocks.
+
+use super::{Container, NeffError, Options};
+use crate::isa::enums::{Dtype, Engine};
+use crate::limits::{Arch, RECORD_BYTES};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+use std::ops::Range;
+
+/// A public input or output tensor of neff.json (§1.8, NEFF-EC-7).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct IoTensor {
+    /// Its name (also the def.json variable it binds to).
+    pub name: String,
+    /// The neff.json dtype string.
+    pub dltype: String,
+    /// The neff.json shape.
+    pub shape: Vec<u64>,
+}
+
+/// What a def.json variable is (NEFF-EC-9).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// Filled from the user's input of the same name.
+    Input,
+    /// Returned to the user.
+    Output,
+    /// DRAM scratch, zero at start.
+    TmpBuf,
+    /// Constant bytes from a weight member (NEFF-EC-10).
+    File,
+    /// A view of `size` bytes at `offset` inside the DRAM variable `backing`.
+    Virtual {
+        /// The backing variable's name.
+        backing: String,
+        /// Byte offset in it.
+        offset: u64,
+    },
+    /// The on-chip state buffer (no DRAM range).
+    StateBuffer,
+}
+
+impl VarKind {
+    /// The def.json `type` string.
+    pub fn name(&self) -> &'static str {
+        match self {
+            VarKind::Input => "input",
+            VarKind::Output => "output",
+            VarKind::TmpBuf => "tmp-buf",
+            VarKind::File => "file",
+            VarKind::Virtual { .. } => "virtual",
+            VarKind::StateBuffer => "state-buffer",
+        }
+    }
+
+    /// True for the kinds that own a DRAM range (input, output, tmp-buf, file).
+    pub fn is_dram(&self) -> bool {
+        matches!(
+            self,
+            VarKind::Input | VarKind::Output | VarKind::TmpBuf | VarKind::File
+        )
+    }
+}
+
+/// One def.json variable after the §5 dtype/shape rule (NEFF-EC-18).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NeffVar {
+    /// Its name (the `var` key).
+    pub name: String,
+    /// Its dense id.
+    pub id: u32,
+    /// Its kind.
+    pub kind: VarKind,
+    /// Bytes (`None` for a state-buffer variable).
+    pub size: Option<u64>,
+    /// Element type (NEFF-EC-18).
+    pub dtype: Dtype,
+    /// Shape (NEFF-EC-18).
+    pub shape: Vec<u64>,
+    /// A `file` variable's payload in the tar (NEFF-EC-10).
+    pub weight: Option<Range<usize>>,
+}
+
+/// One `dma` descriptor block (§1.10.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmaBlock {
+    /// The queue it belongs to.
+    pub queue: String,
+    /// Its id (what a trigger's `block_id` selects).
+    pub id: u64,
+    /// Its descriptors, as written.
+    pub desc: Vec<Value>,
+    /// The member that holds it.
+    pub member: String,
+}
+
+/// One engine's stream (§1.11, §1.12).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineStream {
+    /// The engine json member, when def.json names one.
+    pub json: Option<String>,
+    /// The `.bin` member, when the engine json names one.
+    pub bin: Option<String>,
+    /// The records' range in the tar.
+    pub range: Range<usize>,
+}
+
+/// A NEFF after SPEC-NEFF §6 steps 1–13.
+#[derive(Clone, Debug)]
+pub struct Neff {
+    /// Header, tar and members.
+    pub container: Container,
+    /// The kelf member's name.
+    pub kelf: String,
+    /// The kelf `version`.
+    pub kelf_version: String,
+    /// The kelf `target` as written.
+    pub target: String,
+    /// The generation (NEFF-EC-17).
+    pub arch: Arch,
+    /// The graph's `name`.
+    pub graph: String,
+    /// The graph's `definition` member.
+    pub definition: String,
+    /// Public inputs, `arg_nodes` order.
+    pub inputs: Vec<IoTensor>,
+    /// Public outputs, `heads` order.
+    pub outputs: Vec<IoTensor>,
+    /// Variables in `var_id` order (dense).
+    pub vars: Vec<NeffVar>,
+    /// `dma_queue` entries in file order.
+    pub queues: Vec<(String, Value)>,
+    /// Every `dma` block of def.json and the engine jsons.
+    pub blocks: Vec<DmaBlock>,
+    /// def.json `replica_groups`, when present.
+    pub replica_groups: Option<Value>,
+    /// Engine streams, indexed by [`Engine`].
+    pub engines: [EngineStream; 5],
+    /// Warnings (tar walk, missing engines, unknown dtypes), in order.
+    pub warnings: Vec<String>,
+}
+
+impl Neff {
+    /// `engine`'s raw stream (empty when it has none).
+    pub fn stream(&self, engine: Engine) -> &[u8] {
+        &self.container.tar()[self.engines[engine as usize].range.clone()]
+    }
+
+    /// A variable by name.
+    pub fn var(&self, name: &str) -> Option<&NeffVar> {
+        self.vars.iter().find(|v| v.name == name)
+    }
+
+    /// A `file` variable's payload.
+    pub fn weight(&self, v: &NeffVar) -> Option<&[u8]> {
+        v.weight.clone().map(|r| &self.container.tar()[r])
+    }
+}
+
+/// NEFF-EC-18: a def.json dtype string (§1.10.1's 19) as an emulator dtype.
+pub fn def_dtype(s: &str) -> Option<Dtype> {
+    Some(match s {
+        "uint8" => Dtype::UINT8,
+        "int8" => Dtype::INT8,
+        "uint16" | "float4_e2m1fn_x4" => Dtype::UINT16,
+        "int16" => Dtype::INT16,
+        "uint32" | "float8_e4m3fn_x4" | "float8_e5m2_x4" => Dtype::UINT32,
+        "int32" => Dtype::INT32,
+        "uint64" => Dtype::UINT64,
+        "int64" => Dtype::INT64,
+        "float16" => Dtype::FP16,
+        "bfloat16" => Dtype::BFLOAT16,
+        "float32" => Dtype::FP32,
+        "float32r" => Dtype::FP32R,
+        "float8e3" => Dtype::FP8_EXP3,
+        "float8e4" | "float8_e4m3fn" => Dtype::FP8_EXP4,
+        "float8e5" => Dtype::FP8_EXP5,
+        _ => return None,
+    })
+}
+
+/// NEFF-EC-18: the def.json dtype string `pack` writes for an emulator dtype.
+pub fn def_dtype_name(d: Dtype) -> Option<&'static str> {
+    Some(match d {
+        Dtype::UINT8 => "uint8",
+        Dtype::INT8 => "int8",
+        Dtype::UINT16 => "uint16",
+        Dtype::INT16 => "int16",
+        Dtype::UINT32 => "uint32",
+        Dtype::INT32 => "int32",
+        Dtype::UINT64 => "uint64",
+        Dtype::INT64 => "int64",
+        Dtype::FP16 => "float16",
+        Dtype::BFLOAT16 => "bfloat16",
+        Dtype::FP32 => "float32",
+        Dtype::FP32R => "float32r",
+        Dtype::FP8_EXP3 => "float8e3",
+        Dtype::FP8_EXP4 => "float8e4",
+        Dtype::FP8_EXP5 => "float8e5",
+        _ => return None,
+    })
+}
+
+/// NEFF-EC-18: a neff.json dltype (§1.8's 11 strings) as an emulator dtype.
+pub fn dltype(s: &str) -> Option<Dtype> {
+    Some(match s {
+        "uint8" => Dtype::UINT8,
+        "int8" => Dtype::INT8,
+        "uint16" => Dtype::UINT16,
+        "int16" => Dtype::INT16,
+        "uint32" => Dtype::UINT32,
+        "int32" => Dtype::INT32,
+        "uint64" => Dtype::UINT64,
+        "int64" => Dtype::INT64,
+        "float16" => Dtype::FP16,
+        "bfloat16" => Dtype::BFLOAT16,
+        "float32" => Dtype::FP32,
+        _ => return None,
+    })
+}
+
+/// NEFF-EC-18: the neff.json dltype `pack` writes (fp32r → float32, fp8 → uint8).
+pub fn dltype_name(d: Dtype) -> Option<&'static str> {
+    Some(match d {
+        Dtype::FP32R => "float32",
+        Dtype::FP8_EXP3 | Dtype::FP8_EXP4 | Dtype::FP8_EXP5 => "uint8",
+        d => def_dtype_name(d)?,
+    })
+}
+
+/// A JSON object with its keys in file order.
+struct Ordered(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object keyed by name")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+                let mut v = Vec::new();
+                while let Some(e) = m.next_entry::<String, Value>()? {
+                    v.push(e);
+                }
+                Ok(Ordered(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// def.json: `var` and `dma_queue` in file order, the rest by key.
+#[derive(Deserialize)]
+struct DefJson {
+    var: Option<Ordered>,
+    dma_queue: Option<Ordered>,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+fn err<T>(m: impl Into<String>) -> Result<T, NeffError> {
+    Err(NeffError::Load(m.into()))
+}
+
+fn member<'c>(c: &'c Container, name: &str) -> Result<&'c [u8], NeffError> {
+    c.get(name)
+        .ok_or_else(|| NeffError::Load(format!("{name} is missing")))
+}
+
+fn member_range(c: &Container, name: &str) -> Result<Range<usize>, NeffError> {
+    c.member(name)
+        .map(|m| m.data.clone())
+        .ok_or_else(|| NeffError::Load(format!("{name} is missing")))
+}
+
+fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8], name: &str) -> Result<T, NeffError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| NeffError::Load(format!("invalid JSON in {name}: {e}")))
+}
+
+fn uint(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+/// A shape: an array of unsigned integers.
+fn shape_of(v: &Value) -> Option<Vec<u64>> {
+    v.as_array()?.iter().map(uint).collect()
+}
+
+/// NEFF-EC-7: a name usable as `DIR/<name>.npy`.
+fn name_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && !s.starts_with(['.', '-'])
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The joined path of a name inside the subgraph directory (§6 step 13).
+fn in_dir(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// neff.json (§1.8, §6 step 11; NEFF-EC-7): inputs, outputs, the kelf member.
+fn neff_json(
+    c: &Container,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<IoTensor>, Vec<IoTensor>, String), NeffError> {
+    let (name, bytes) = match (c.get("neff.json"), c.get("kelp.json")) {
+        (Some(b), _) => ("neff.json", b),
+        (None, Some(b)) => ("kelp.json", b),
+        (None, None) => {
+            return err(format!(
+                "Invalid NN: {}, neff.json is missing",
+                c.header.name()
+            ));
+        }
+    };
+    let j: Value = parse(bytes, name)?;
+    let req = ["nodes", "arg_nodes", "heads", "node_row_ptr", "attrs"];
+    if req.iter().any(|k| j.get(k).is_none()) {
+        return err("Missing required fields in NEFF JSON");
+    }
+    let missing = || NeffError::Load("Missing required fields in NEFF JSON".into());
+    let nodes = j["nodes"].as_array().ok_or_else(missing)?;
+    let args = j["arg_nodes"].as_array().ok_or_else(missing)?;
+    let heads = j["heads"].as_array().ok_or_else(missing)?;
+    let rows = j["node_row_ptr"].as_array().ok_or_else(missing)?;
+    let attrs = &j["attrs"];
+    let (Some(dl), Some(sh)) = (attrs.get("dltype"), attrs.get("shape")) else {
+        return err("Missing dltype or shape in attrs");
+    };
+    let inner = |v: &Value| {
+        v.as_array()
+            .filter(|a| a.len() == 2)
+            .and_then(|a| a[1].as_array().cloned())
+    };
+    let dls = inner(dl).ok_or_else(|| NeffError::Load("Invalid dltype data format".into()))?;
+    let shs = inner(sh).ok_or_else(|| NeffError::Load("Invalid shape data format".into()))?;
+    let mut tensor = |eid: u64, name: String| -> Result<IoTensor, NeffError> {
+        let e = eid as usize;
+        if eid >= dls.len() as u64 || eid >= shs.len() as u64 {
+            return err(format!("EID {eid} out of bounds for dtypes/shapes"));
+        }
+        let dt = dls[e].as_str().unwrap_or("").to_string();
+        if dltype(&dt).is_none() {
+            warnings.push(format!("Unknown dtype: {dt}, defaulting to UNKNOWN"));
+        }
+        let shape = shape_of(&shs[e])
+            .ok_or_else(|| NeffError::Load(format!("Invalid shape data format (EID {eid})")))?;
+        if !name_ok(&name) {
+            return err(format!(
+                "invalid tensor name '{name}': 1 to 64 of A-Z a-z 0-9 _ - . not starting with . or -"
+            ));
+        }
+        Ok(IoTensor {
+            name,
+            dltype: dt,
+            shape,
+        })
+    };
+    let row = |id: u64, what: &str| -> Result<(usize, u64), NeffError> {
+        if id >= nodes.len() as u64 || id >= rows.len() as u64 {
+            return err(format!("{what} node ID {id} out of bounds"));
+        }
+        let base = uint(&rows[id as usize]).ok_or_else(missing)?;
+        Ok((id as usize, base))
+    };
+    let mut inputs = Vec::with_capacity(args.len().min(1024));
+    for a in args {
+        let id = uint(a).ok_or_else(missing)?;
+        let (node, eid) = row(id, "Input")?;
+        let name = nodes[node]["name"].as_str().unwrap_or("").to_string();
+        inputs.push(tensor(eid, name)?);
+    }
+    let names = match attrs.get("output_names") {
+        None => None,
+        Some(v) => {
+            let a = v
+                .as_array()
+                .filter(|a| a.len() == heads.len())
+                .and_then(|a| {
+                    a.iter()
+                        .map(|s| s.as_str().map(String::from))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or_else(|| NeffError::Load("output_names does not match heads".into()))?;
+            Some(a)
+        }
+    };
+    let head_node = |h: &Value| h.as_array().and_then(|a| a.first()).and_then(uint);
+    let mut outputs = Vec::with_capacity(heads.len().min(1024));
+    for (k, h) in heads.iter().enumerate() {
+        let id = head_node(h).ok_or_else(missing)?;
+        let (node, base) = row(id, "Output")?;
+        let idx = h
+            .as_array()
+            .and_then(|a| a.get(1))
+            .and_then(uint)
+            .unwrap_or(0);
+        let eid = base.saturating_add(idx);
+        let name = if let Some(n) = &names {
+            n[k].clone()
+        } else if let Some(o) = nodes[node].get("output").and_then(Value::as_str)
+            && heads.iter().filter(|g| head_node(g) == Some(id)).count() == 1
+        {
+            o.to_string()
+        } else {
+            nodes[node]["name"].as_str().unwrap_or("").to_string()
+        };
+        outputs.push(tensor(eid, name)?);
+    }
+    let kelf = nodes
+        .iter()
+        .find(|n| n["attrs"]["func_name"].as_str() == Some("__kelf"))
+        .ok_or_else(|| NeffError::Load("No KELF node found in NEFF JSON".into()))?;
+    let kelf = match kelf["attrs"].get("kelf") {
+        None => return err("KELF node found but missing 'kelf' attribute"),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return err("KELF attribute is not a string"),
+    };
+    Ok((inputs, outputs, kelf))
+}
+
+/// NEFF-EC-17: the generation of a kelf `target`, given `--arch`.
+pub(crate) fn generation(target: &str, arch: Option<Arch>) -> Result<Arch, NeffError> {
+    let t = match target {
+        "*" => return Ok(arch.unwrap_or(Arch::Cayman)),
+        "" | "sunda" | "v2" => Arch::Sunda,
+        "cayman" | "v3" => Arch::Cayman,
+        "mariana" | "v4" => Arch::Mariana,
+        _ => return err(format!("Invalid target '{target}'")),
+    };
+    let v = |a: Arch| match a {
+        Arch::Sunda => 2,
+        Arch::Cayman => 3,
+        Arch::Mariana => 4,
+    };
+    match arch {
+        Some(a) if a != t => err(format!(
+            "Loading a NEFF compiled for a different arch is not allowed, NEFF arch: v{}, instance arch: v{}",
+            v(t),
+            v(a)
+        )),
+        _ => Ok(t),
+    }
+}
+
+/// One raw def.json variable, before the dtype rule.
+struct RawVar {
+    name: String,
+    id: u64,
+    kind: VarKind,
+    size: Option<u64>,
+    dtype: Option<String>,
+    shape: Option<Value>,
+    file_name: Option<String>,
+}
+
+/// NEFF-EC-10: a weight's payload: a NumPy v1 `.npy` header skipped, else raw.
+fn weight(c: &Container, member: &str, range: Range<usize>) -> Result<Range<usize>, NeffError> {
+    if !member.ends_with(".npy") {
+        return Ok(range);
+    }
+    let b = &c.tar()[range.clone()];
+    let magic = b
+        .get(..2)
+        .map(|m| u16::from_le_bytes([m[0], m[1]]))
+        .unwrap_or(0);
+    if magic != 0x4E93 {
+        return err(format!("NUMPY {member} bad header {magic:x} != 0x4e93"));
+    }
+    let hl = b
+        .get(8..10)
+        .map(|m| u16::from_le_bytes([m[0], m[1]]))
+        .unwrap_or(0) as usize;
+    if b.len() < 10 || hl + 10 > b.len() {
+        return err(format!("Failed to get neff weight content for {member}"));
+    }
+    Ok(range.start + hl + 10..range.end)
+}
+
+/// Steps 11–13.
+pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
+    let mut warnings = c.warnings.clone();
+    // Step 11.
+    let (inputs, outputs, kelf) = neff_json(&c, &mut warnings)?;
+    // Step 12.
+    let k: Value = parse(member(&c, &kelf)?, &kelf)?;
+    let key = |name: &str, want_str: bool| -> Result<&Value, NeffError> {
+        match k.get(name) {
+            Some(v) if (want_str && v.is_string()) || (!want_str && v.is_array()) => Ok(v),
+            _ => err(format!("missing <{name}> in {kelf}")),
+        }
+    };
+    let version = key("version", true)?.as_str().unwrap_or("").to_string();
+    let target = key("target", true)?.as_str().unwrap_or("").to_string();
+    let graphs = key("graphs", false)?
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if !version.contains('.') {
+        return err(format!("invalid string (.) in {version}"));
+    }
+    let arch = generation(&target, opts.arch)?;
+    if graphs.len() != 1 {
+        return err(format!(
+            "{} graphs in {kelf}; the emulator runs one",
+            graphs.len()
+        ));
+    }
+    let gstr = |name: &str| {
+        graphs[0]
+            .get(name)
+            .and_then(Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| NeffError::Load(format!("missing <{name}> in {kelf}")))
+    };
+    let graph = gstr("name")?;
+    let definition = gstr("definition")?;
+    // Step 13 (NEFF-EC-15).
+    let sg_dir = definition
+        .rsplit_once('/')
+        .map(|(d, _)| d)
+        .unwrap_or("")
+        .to_string();
+    // NEFF-EC-14: keys are looked up by name, so `#` keys, unknown keys and
+    // the sections read past (act_info, ucode_lib, …) have no effect.
+    let def: DefJson = parse(member(&c, &definition)?, &definition)?;
+    let mut raw: Vec<RawVar> = Vec::new();
+    for (name, v) in def.var.map(|o| o.0).unwrap_or_default() {
+        let Some(ty) = v.get("type").and_then(Value::as_str) else {
+            return err("Failed to parse, key: type");
+        };
+        let Some(id) = v.get("var_id").and_then(uint) else {
+            return err("missing <var_id>");
+        };
+        let size = v.get("size").and_then(uint);
+        if matches!(ty, "input" | "output" | "tmp-buf" | "virtual") && size.is_none() {
+            return err("missing <size>");
+        }
+        // NEFF-EC-9: the accepted kinds.
+        let kind = match ty {
+            "input" => VarKind::Input,
+            "output" => VarKind::Output,
+            "tmp-buf" => VarKind::TmpBuf,
+            "file" => VarKind::File,
+            "state-buffer" => VarKind::StateBuffer,
+            "virtual" => VarKind::Virtual {
+                backing: v
+                    .get("backing_buf")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                offset: v.get("backing_variable_off").and_then(uint).unwrap_or(0),
+            },
+            _ => return err(format!("unsupported variable type '{ty}' for {name}")),
+        };
+        raw.push(RawVar {
+            name,
+            id,
+            kind,
+            size,
+            dtype: v.get("dtype").and_then(Value::as_str).map(String::from),
+            shape: v.get("shape").cloned(),
+            file_name: v.get("file_name").and_then(Value::as_str).map(String::from),
+        });
+    }
+    for (i, a) in raw.iter().enumerate() {
+        if let Some(b) = raw[..i].iter().find(|b| b.id == a.id) {
+            return err(format!(
+                "duplicate var_id {} ({}, {})",
+                a.id, b.name, a.name
+            ));
+        }
+    }
+    let max = raw.iter().map(|v| v.id).max();
+    if let Some(max) = max
+        && max + 1 != raw.len() as u64
+    {
+        return err(format!(
+            "Unexpected var_ids set! max={max}, size={}",
+            raw.len()
+        ));
+    }
+    if !raw.iter().any(|v| v.kind == VarKind::Output) {
+        return err(format!("subgraph {graph} has no Outputs"));
+    }
+    raw.sort_by_key(|v| v.id);
+    // The I/O binding (§1.8, NEFF-EC-7).
+    for (ts, kind, what) in [
+        (&inputs, VarKind::Input, "input"),
+        (&outputs, VarKind::Output, "output"),
+    ] {
+        for t in ts {
+            if !raw.iter().any(|v| v.name == t.name && v.kind == kind) {
+                return err(format!(
+                    "neff.json {what} '{}' is not a def.json {what} variable",
+                    t.name
+                ));
+            }
+        }
+        for v in raw.iter().filter(|v| v.kind == kind) {
+            match ts.iter().filter(|t| t.name == v.name).count() {
+                1 => {}
+                0 => {
+                    return err(format!(
+                        "def.json {what} variable '{}' is not named by neff.json",
+                        v.name
+                    ));
+                }
+                _ => {
+                    return err(format!(
+                        "def.json {what} variable '{}' is named more than once by neff.json",
+                        v.name
+                    ));
+                }
+            }
+        }
+    }
+    // Variable dtypes and shapes (§5, NEFF-EC-18), weights (NEFF-EC-10), views (NEFF-EC-9).
+    let mut vars = Vec::with_capacity(raw.len());
+    for r in &raw {
+        let bad = |m: String| NeffError::Load(format!("variable '{}': {m}", r.name));
+        let mut size = r.size;
+        let mut weight_range = None;
+        if r.kind == VarKind::File {
+            let Some(f) = &r.file_name else {
+                return Err(bad("a file variable without file_name".into()));
+            };
+            let m = in_dir(&sg_dir, f);
+            let range = weight(&c, &m, member_range(&c, &m)?)?;
+            let len = (range.end - range.start) as u64;
+            if size.is_some_and(|s| s != len) {
+                return Err(bad(format!(
+                    "{m} holds {len} bytes, size is {}",
+                    size.unwrap_or(0)
+                )));
+            }
+            size = Some(len);
+            weight_range = Some(range);
+        }
+        let (dtype, shape) = if r.kind == VarKind::StateBuffer {
+            (Dtype::UINT8, Vec::new())
+        } else if let Some(d) = &r.dtype {
+            let dt = def_dtype(d).ok_or_else(|| bad(format!("unknown dtype '{d}'")))?;
+            let es = dt.size().unwrap_or(1) as u64;
+            let shape = match &r.shape {
+                Some(s) => shape_of(s).ok_or_else(|| bad("shape is not a list of sizes".into()))?,
+                None => {
+                    let s = size.unwrap_or(0);
+                    if s % es != 0 {
+                        return Err(bad(format!(
+                            "size {s} is not a multiple of {d}'s {es} bytes"
+                        )));
+                    }
+                    vec![s / es]
+                }
+            };
+            (dt, shape)
+        } else if let Some(t) = inputs
+            .iter()
+            .chain(&outputs)
+            .find(|t| t.name == r.name && matches!(r.kind, VarKind::Input | VarKind::Output))
+        {
+            (dltype(&t.dltype).unwrap_or(Dtype::UINT8), t.shape.clone())
+        } else {
+            (Dtype::UINT8, vec![size.unwrap_or(0)])
+        };
+        if let Some(s) = size
+            && r.kind != VarKind::StateBuffer
+        {
+            let es = dtype.size().unwrap_or(1) as u64;
+            let n = shape.iter().try_fold(es, |a, &d| a.checked_mul(d));
+            if n != Some(s) {
+                return Err(bad(format!(
+                    "size {s} is not the shape {shape:?} × {es} bytes"
+                )));
+            }
+        }
+        vars.push(NeffVar {
+            name: r.name.clone(),
+            id: r.id as u32,
+            kind: r.kind.clone(),
+            size,
+            dtype,
+            shape,
+            weight: weight_range,
+        });
+    }
+    for v in &vars {
+        if let VarKind::Virtual { backing, offset } = &v.kind {
+            let b = vars.iter().find(|b| &b.name == backing);
+            let size = v.size.unwrap_or(0);
+            match b {
+                Some(b) if b.kind.is_dram() => {
+                    if offset
+                        .checked_add(size)
+                        .is_none_or(|e| e > b.size.unwrap_or(0))
+                    {
+                        return err(format!(
+                            "variable '{}': bytes {offset}..+{size} are outside '{backing}' ({} bytes)",
+                            v.name,
+                            b.size.unwrap_or(0)
+                        ));
+                    }
+                }
+                _ => {
+                    return err(format!(
+                        "variable '{}': backing_buf '{backing}' is not a DRAM variable",
+                        v.name
+                    ));
+                }
+            }
+        }
+    }
+    // dma_queue.
+    let queues = def.dma_queue.map(|o| o.0).unwrap_or_default();
+    for (name, q) in &queues {
+        if q.get("type").and_then(Value::as_str).is_none() {
+            return err(format!("missing <type> in {name}"));
+        }
+    }
+    // NEFF-EC-12: the CAYMAN state-buffer reservation rule, only with --strict.
+    if opts.strict {
+        strict_reservation(&def.rest, arch)?;
+    }
+    // Engines, in the runtime's order.
+    let mut blocks = Vec::new();
+    dma_blocks(def.rest.get("dma"), &definition, &mut blocks)?;
+    let mut engines: [EngineStream; 5] = Default::default();
+    for e in Engine::ALL {
+        let key = e.name().to_ascii_lowercase();
+        let Some(j) = def.rest.get(&key) else {
+            warnings.push(format!(
+                "Engine {key} not found in NEFF {}, using empty placeholder",
+                c.header.name()
+            ));
+            continue;
+        };
+        let Some(jname) = j.as_str() else {
+            return err(format!("def.json key {key} is not a member name"));
+        };
+        let jm = in_dir(&sg_dir, jname);
+        let ej: Value = parse(member(&c, &jm)?, &jm)?;
+        dma_blocks(ej.get("dma"), &jm, &mut blocks)?;
+        let mut s = EngineStream {
+            json: Some(jm.clone()),
+            ..EngineStream::default()
+        };
+        if let Some(instr) = ej.get("instr").and_then(Value::as_str) {
+            let bm = in_dir(&sg_dir, instr);
+            let r = member_range(&c, &bm)?;
+            let len = r.end - r.start;
+            // NEFF-EC-6: every engine's .bin, sp.bin included, is 64-byte records.
+            if !len.is_multiple_of(RECORD_BYTES) {
+                return err(format!(
+                    "{bm}: stream length {len} is not a multiple of {RECORD_BYTES}"
+                ));
+            }
+            s.bin = Some(bm);
+            s.range = r;
+        }
+        engines[e as usize] = s;
+    }
+    for (i, b) in blocks.iter().enumerate() {
+        if blocks[..i]
+            .iter()
+            .any(|a| a.queue == b.queue && a.id == b.id)
+        {
+            return err(format!(
+                "dma block (queue {}, id {}) is defined twice in subgraph {graph}",
+                b.queue, b.id
+            ));
+        }
+    }
+    let replica_groups = def.rest.get("replica_groups").cloned();
+    Ok(Neff {
+        container: c,
+        kelf,
+        kelf_version: version,
+        target,
+        arch,
+        graph,
+        definition,
+        inputs,
+        outputs,
+        vars,
+        queues,
+        blocks,
+        replica_groups,
+        engines,
+        warnings,
+    })
+}
+
+/// The `dma` blocks of one member (§1.10.3).
+fn dma_blocks(v: Option<&Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result<(), NeffError> {
+    let Some(v) = v else { return Ok(()) };
+    let Some(a) = v.as_array() else {
+        return err(format!("{member}: dma is not an array"));
+    };
+    for (i, b) in a.iter().enumerate() {
+        let (Some(queue), Some(id)) = (
+            b.get("queue").and_then(Value::as_str),
+            b.get("id").and_then(uint),
+        ) else {
+            return err(format!(
+                "{member}: dma block {i} needs a string queue and an integer id"
+            ));
+        };
+        let desc = match b.get("desc") {
+            None => Vec::new(),
+            Some(Value::Array(d)) => d.clone(),
+            Some(_) => return err(format!("{member}: dma block {i}: desc is not an array")),
+        };
+        out.push(DmaBlock {
+            queue: queue.to_string(),
+            id,
+            desc,
+            member: member.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// NEFF-EC-12 (`--strict`): §1.10.4's `runtime_statebuffer_reservation` rule.
+fn strict_reservation(def: &serde_json::Map<String, Value>, arch: Arch) -> Result<(), NeffError> {
+    let Some(r) = def.get("runtime_statebuffer_reservation") else {
+        if arch == Arch::Cayman {
+            return err(
+                "Missing or corrupted runtime_statebuffer_reservation field in def.json and \
+                 NEURON_RT_ALLOW_LEGACY_NEFF=1 is not set",
+            );
+        }
+        return Ok(());
+    };
+    let Some(entries) = r.as_array() else {
+        return err("Missing or corrupted runtime_statebuffer_reservation field in def.json");
+    };
+    for (i, e) in entries.iter().enumerate() {
+        let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty != "evtaccel" {
+            return err(format!("Invalid runtime_statebuffer_reservation type {ty}"));
+        }
+        let field = |k: &str| e.get(k).and_then(uint);
+        if arch == Arch::Cayman
+            && (field("base_partition") != Some(0)
+                || field("partitions") != Some(128)
+                || field("size") != Some(8))
+        {
+            return err(format!("Invalid runtime_statebuffer_reservation entry {i}"));
+        }
+    }
+    Ok(())
+}
