@@ -6,7 +6,8 @@
 // SIMD drivers (llvmpipe) run every branch. `tests/shader_arith.rs` checks a
 // line-for-line transcription of both against the host's IEEE arithmetic.
 
-// flush(a + b) (EC-12's running sum, EC-19). With no subnormal input, an
+// flush(a + b) (EC-12's running sum, EC-19; EC-51's ADD, and SUBTRACT with
+// b's sign flipped). With no subnormal input, an
 // inexact sum is always normal, and a sum below 2^-126 is exact (a
 // cancellation), so flushing after rounding is the same as before it. A
 // NaN result is canonical (every store makes it so anyway).
@@ -54,8 +55,9 @@ fn add_f32_bits(a: u32, b: u32) -> u32 {
 // flush(a × b) with the product rounded to nearest even (EC-12, EC-19), in
 // integer arithmetic: a GPU that flushes subnormals may decide "subnormal"
 // before rounding and return 0 where IEEE rounds up to 2^-126. `a` is zero,
-// normal, inf or NaN (flushed); `b` is normal (EC-9: pool_scale). NaN
-// results are canonical (every store makes them so anyway).
+// normal, inf or NaN (flushed); so is `b` (Pool's `pool_scale` is normal, EC-9;
+// Tensor-Tensor MULT's operands are flushed loads). NaN results are canonical
+// (every store makes them so anyway).
 fn mul_f32_bits(a: u32, b: u32) -> u32 {
     let sign = (a ^ b) & SIGN;
     let ea = (a >> 23u) & 0xFFu;
@@ -88,4 +90,21 @@ fn mul_f32_bits(a: u32, b: u32) -> u32 {
     r = select(r, sign, zero);
     r = select(r, sign | 0x7F800000u, inf);
     return select(r, F32_CANONICAL_NAN, is_nan(a) || is_nan(b) || (inf && zero)); // inf × 0 is NaN
+}
+
+// flush(a + b) by the adapter's f32 add, for adapters whose adds are IEEE
+// (software rasterizers: `ADD_BY_BITS = 0`): WGSL makes + correctly rounded
+// on finite values, and a sum of two normal numbers that lands below 2^-126
+// is exact, so flushing it afterwards (EC-19) gives add_f32_bits' bits.
+// Infinities and NaN, which WGSL leaves indeterminate, are settled by bits:
+// NaN in, or inf - inf, gives the canonical NaN; otherwise an infinite
+// operand is the result.
+fn add_f32_hw(a: u32, b: u32) -> u32 {
+    let sum = flush(bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b)));
+    let ia = (a & 0x7FFFFFFFu) == 0x7F800000u;
+    let ib = (b & 0x7FFFFFFFu) == 0x7F800000u;
+    var r = select(sum, a, ia);
+    r = select(r, b, ib && !ia);
+    let nan = is_nan(a) || is_nan(b) || (ia && ib && a != b);
+    return select(r, F32_CANONICAL_NAN, nan);
 }

@@ -167,65 +167,6 @@ fn load_f32_bits(byte: u32, d: u32) -> u32 {
     return to_f32_bits((w >> ((byte & 3u) * 8u)) & mask, d);
 }
 
-// ---- f32 arithmetic, exact on every GPU ----
-
-// flush(a × b) with the product rounded to nearest even (EC-12, EC-19), in
-// integer arithmetic: a GPU that flushes subnormals may decide "subnormal"
-// before rounding and return 0 where IEEE rounds up to 2^-126. `a` is zero,
-// normal, inf or NaN (flushed); so is `b` (Pool's `pool_scale` is normal, EC-9;
-// Tensor-Tensor MULT's operands are flushed loads). NaN results are canonical
-// (every store makes them so anyway).
-fn mul_f32_bits(a: u32, b: u32) -> u32 {
-    let sign = (a ^ b) & SIGN;
-    let ea = (a >> 23u) & 0xFFu;
-    let eb = (b >> 23u) & 0xFFu;
-    // The 46- to 48-bit product of the significands, hi:lo, from 16-bit limbs.
-    let ma = (a & 0x7FFFFFu) | 0x800000u;
-    let mb = (b & 0x7FFFFFu) | 0x800000u;
-    let ll = (ma & 0xFFFFu) * (mb & 0xFFFFu);
-    let mid = (ma & 0xFFFFu) * (mb >> 16u) + (ma >> 16u) * (mb & 0xFFFFu); // < 2^25
-    let lo = ll + (mid << 16u);
-    let hi = (ma >> 16u) * (mb >> 16u) + (mid >> 16u) + select(0u, 1u, lo < ll);
-    // Keep 24 bits below the leading one (bit 47 or 46), round to nearest even.
-    let top47 = hi >= 0x8000u;
-    let s = select(23u, 24u, top47);
-    let m = (hi << (32u - s)) | (lo >> s);
-    let rest = lo & ((1u << s) - 1u);
-    let half = 1u << (s - 1u);
-    let up = rest > half || (rest == half && (m & 1u) == 1u);
-    let e = i32(ea + eb) - 127 + select(0, 1, top47); // biased exponent of m's leading one
-    // A carry out of the significand moves into the exponent, up to inf.
-    var r = sign | ((u32(max(e, 1)) << 23u) + (m - 0x800000u) + select(0u, 1u, up));
-    // Below 2^-126 before rounding, IEEE rounds up to 2^-126 only from
-    // [2^-126 - 2^-150, 2^-126), where all 24 kept bits are ones; any other
-    // result is subnormal and flushes (EC-19).
-    r = select(r, sign | select(0u, 0x800000u, e == 0 && m == 0xFFFFFFu), e <= 0);
-    r = select(r, sign | 0x7F800000u, e >= 255);
-    // Zeros, infinities and NaN (branch-free: SIMD drivers run every branch).
-    let zero = ea == 0u || eb == 0u;
-    let inf = ea == 0xFFu || eb == 0xFFu;
-    r = select(r, sign, zero);
-    r = select(r, sign | 0x7F800000u, inf);
-    return select(r, F32_CANONICAL_NAN, is_nan(a) || is_nan(b) || (inf && zero)); // inf × 0 is NaN
-}
-
-// flush(a ± b) (`neg_b`: subtract) with IEEE's one rounding: WGSL makes
-// + and - correctly rounded on finite values, and a sum of two normal numbers
-// that lands below 2^-126 is exact, so flushing it afterwards (EC-19) is the
-// same on every GPU. Infinities and NaN, which WGSL leaves indeterminate, are
-// settled by bits: NaN in, or inf - inf, gives the canonical NaN; otherwise
-// an infinite operand is the result. `a` and `b` are flushed loads.
-fn add_f32_bits(a: u32, b_in: u32, neg_b: bool) -> u32 {
-    let b = b_in ^ select(0u, SIGN, neg_b);
-    let sum = flush(bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b)));
-    let ia = (a & 0x7FFFFFFFu) == 0x7F800000u;
-    let ib = (b & 0x7FFFFFFFu) == 0x7F800000u;
-    var r = select(sum, a, ia);
-    r = select(r, b, ib && !ia);
-    let nan = is_nan(a) || is_nan(b) || (ia && ib && a != b);
-    return select(r, F32_CANONICAL_NAN, nan);
-}
-
 // ---- f32 → out dtype (EC-13, EC-20) ----
 
 fn f32_to_f16_bits(b: u32) -> u32 {

@@ -67,9 +67,9 @@ override DST_RUN: u32 = 0u;
 // `params`.
 override WIN_ROWS: u32 = 0u;
 // AVG: 1 adds in integer arithmetic (`add_f32_bits`: exact whatever the
-// backend's fast-math setting), 0 with the f32 add, for software rasterizers
-// whose adds are IEEE and which pay ~2.5x for the integer add (the host's
-// `add_by_bits`, src/device/gpu/params.rs).
+// backend's fast-math setting), 0 with the f32 add (`add_f32_hw`), for
+// software rasterizers whose adds are IEEE and which pay ~2.5x for the
+// integer add (the host's `add_by_bits`, src/device/gpu/params.rs).
 override ADD_BY_BITS: u32 = 1u;
 
 // Read once, into `p`, at the top of each entry point: llvmpipe loads a
@@ -146,7 +146,7 @@ fn fold(f: Fold, v: u32, e: u32) -> Fold {
         if ADD_BY_BITS == 1u {
             return Fold(add_f32_bits(f.acc, v), f.key, f.arg);
         }
-        return Fold(flush(bitcast<u32>(bitcast<f32>(f.acc) + bitcast<f32>(v))), f.key, f.arg);
+        return Fold(add_f32_hw(f.acc, v), f.key, f.arg);
     }
     let kv = order_key(v);
     let take = kv > f.key;

@@ -7,6 +7,10 @@ override F32_PATH: bool = false; // EC-51's f32 path (a float operand)
 override IN0_DTYPE: u32 = 8u;
 override IN1_DTYPE: u32 = 8u;
 override OUT_DTYPE: u32 = 8u;
+// ADD/SUBTRACT on the f32 path: 1 in integer arithmetic (`add_f32_bits`), 0
+// with the adapter's add (`add_f32_hw`, software rasterizers): the host's
+// `add_by_bits` (src/device/gpu/params.rs), as for Pool AVG.
+override ADD_BY_BITS: u32 = 1u;
 
 // A raw element of dtype `d` as a 32-bit pattern: sign-extended for the
 // signed integer types.
@@ -71,7 +75,13 @@ fn element(lane_base: u32, g: i32, a: u32, b: u32) -> u32 {
         if ALU == 0x06u {
             r = mul_f32_bits(x, y);
         } else {
-            r = add_f32_bits(x, y, ALU == 0x05u);
+            // SUBTRACT adds -y (a NaN stays a NaN).
+            let yy = y ^ select(0u, SIGN, ALU == 0x05u);
+            if ADD_BY_BITS == 1u {
+                r = add_f32_bits(x, yy);
+            } else {
+                r = add_f32_hw(x, yy);
+            }
         }
         return out_bits(r, OUT_DTYPE);
     }

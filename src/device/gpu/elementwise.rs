@@ -200,13 +200,17 @@ pub fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
     ];
     let (rows, g) = finish(&mut p, &walks, cx);
     let [d0, d1] = op.src_dtype();
-    let constants = vec![
+    let f32_path = matches!(op.path(), TtPath::F32 { .. });
+    let mut constants = vec![
         ("SOURCES", 2),
         ("ALU", op.alu().0 as u32),
-        ("F32_PATH", matches!(op.path(), TtPath::F32 { .. }) as u32),
+        ("F32_PATH", f32_path as u32),
         ("IN0_DTYPE", d0.0 as u32),
         ("IN1_DTYPE", d1.0 as u32),
         ("OUT_DTYPE", op.out_dtype().0 as u32),
     ];
+    if f32_path {
+        constants.push(("ADD_BY_BITS", cx.add_by_bits as u32));
+    }
     dispatch(Shader::TensorTensor, &p, constants, rows, g)
 }

@@ -46,6 +46,7 @@ pub const IOTA_WGSL: &str = concat!(
 pub const TENSOR_TENSOR_WGSL: &str = concat!(
     include_str!("../../../shaders/memory.wgsl"),
     include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/arith.wgsl"),
     include_str!("../../../shaders/walk.wgsl"),
     include_str!("../../../shaders/elementwise.wgsl"),
     include_str!("../../../shaders/tensor_tensor.wgsl"),
