@@ -767,3 +767,111 @@ fn a_repeated_member_keeps_the_last_with_a_warning() {
         1
     );
 }
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// (nums, steps) of one side of a DMA_MEMCPY at `at` (16 src, 40 dst).
+fn walk(r: &[u8], at: usize) -> ([u16; 2], [i32; 2]) {
+    let i = |o: usize| i32::from_le_bytes(r[at + o..at + o + 4].try_into().unwrap());
+    let n = |o: usize| u16::from_le_bytes([r[at + o], r[at + o + 1]]);
+    ([n(16), n(18)], [i(8), i(12)])
+}
+
+#[test]
+fn a_three_dim_descriptor_is_one_record_per_outer_index() {
+    let pool_json = POOL_JSON.replacen(
+        r#""from_sizes": [128, 1], "from_steps": [1, 128], "to_sizes": [128, 1], "to_steps": [1, 128]"#,
+        r#""to_off": 2, "from_sizes": [4, 2, 3], "from_steps": [1, 4, 8], "to_sizes": [8, 1, 3], "to_steps": [1, 0, 16]"#,
+        1,
+    );
+    assert_ne!(pool_json, POOL_JSON);
+    let f = pkg2(&fixture_tar(&Parts {
+        pool_json: Some(pool_json.clone()),
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    let x = neff::lower::expand(&n, Engine::Pool).unwrap();
+    let b = &x.bytes;
+    assert_eq!(
+        b.len(),
+        5 * 64,
+        "3 records + the second trigger's 1 + EVENT_SEMAPHORE"
+    );
+    for k in 0..3u64 {
+        let r = &b[k as usize * 64..][..64];
+        assert_eq!(r[0], 0xB8);
+        assert_eq!(u64_at(r, 16), (0x10 << 56) | (8 * k), "src: input + 8k");
+        assert_eq!(
+            u64_at(r, 40),
+            0x10 << 56 | 3 << 32 | (2 + 16 * k),
+            "dst: gradient_in + 2 + 16k"
+        );
+        assert_eq!(walk(r, 16), ([4, 2], [1, 4]));
+        assert_eq!(walk(r, 40), ([8, 1], [1, 0]));
+        // Only the last record of the expansion bumps the queue's semaphore 10.
+        let sem = if k == 2 { (10, 1) } else { (0, 0) };
+        assert_eq!((r[13], r[14]), sem);
+    }
+    assert_eq!(
+        &b[3 * 64 + 4..3 * 64 + 6],
+        &[4, 22],
+        "the second trigger's wait"
+    );
+    assert_eq!(
+        (x.original(2 * 64), x.original(3 * 64), x.original(4 * 64)),
+        (0, 64, 128)
+    );
+    // Outer dims that differ are refused.
+    let bad = pool_json.replace(
+        r#""to_sizes": [8, 1, 3], "to_steps": [1, 0, 16]"#,
+        r#""to_sizes": [8, 3], "to_steps": [1, 8]"#,
+    );
+    let f = pkg2(&fixture_tar(&Parts {
+        pool_json: Some(bad),
+        ..Parts::default()
+    }));
+    let e = neff::lower::expand(&load(&f).unwrap(), Engine::Pool).unwrap_err();
+    assert_eq!((e.offset, e.opcode), (0, 0xC1));
+    assert!(
+        e.why
+            .ends_with("dims 2.. of from and to differ in count or sizes"),
+        "{}",
+        e.why
+    );
+}
+
+#[test]
+fn a_large_collective_is_rows_of_0x8000_then_the_rest() {
+    let mut pe = pe_bin();
+    pe[13] = 0x03; // uint8: L = num_elements bytes
+    pe[0x18..0x20].copy_from_slice(&(3 * 0x8000u64 + 7).to_le_bytes());
+    let f = pkg2(&fixture_tar(&Parts {
+        pe_bin: Some(pe),
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    let x = neff::lower::expand(&n, Engine::Pe).unwrap();
+    let b = &x.bytes;
+    assert_eq!(b.len(), 128);
+    let (r0, r1) = (&b[..64], &b[64..]);
+    assert_eq!(
+        (u64_at(r0, 16), u64_at(r0, 40)),
+        (0x10 << 56 | 3 << 32, 0x10 << 56 | 4 << 32)
+    );
+    assert_eq!(walk(r0, 16), ([0x8000, 3], [1, 0x8000]));
+    assert_eq!(walk(r0, 40), ([0x8000, 3], [1, 0x8000]));
+    assert_eq!(
+        (u64_at(r1, 16), u64_at(r1, 40)),
+        (
+            0x10 << 56 | 3 << 32 | 0x18000,
+            0x10 << 56 | 4 << 32 | 0x18000
+        )
+    );
+    assert_eq!(walk(r1, 16), ([7, 1], [1, 0]));
+    // The wait on the first record, the completion update on the last.
+    assert_eq!(&r0[4..8], &[4, 10, 0, 0]);
+    assert_eq!(&r1[4..8], &[0, 0, 0x13, 22]);
+    assert_eq!(&r0[12..16], &[0; 4]);
+}

@@ -150,14 +150,13 @@ impl Base {
 }
 
 /// Writes a DMA_MEMCPY with byte-sized elements (NEFF-EC-4, NEFF-EC-5).
-fn memcpy(src: u64, dst: u64, nums: [u64; 2], src_steps: [i64; 2], dst_steps: [i64; 2]) -> Rec {
+/// `nums` and `steps` are `[src, dst]`.
+fn memcpy(src: u64, dst: u64, nums: [[u64; 2]; 2], steps: [[i64; 2]; 2]) -> Rec {
     let mut r = [0u8; RECORD_BYTES];
     r[0] = Opcode::DMA_MEMCPY.0;
     r[1] = 16;
-    for (at, addr, steps) in [
-        (off::DMA_SRC, src, src_steps),
-        (off::DMA_DST, dst, dst_steps),
-    ] {
+    for (k, at, addr) in [(0, off::DMA_SRC, src), (1, off::DMA_DST, dst)] {
+        let (nums, steps) = (nums[k], steps[k]);
         r[at..at + 8].copy_from_slice(&addr.to_le_bytes());
         r[at + 8..at + 12].copy_from_slice(&(steps[0] as i32).to_le_bytes());
         r[at + 12..at + 16].copy_from_slice(&(steps[1] as i32).to_le_bytes());
@@ -357,9 +356,8 @@ fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
             out.push(memcpy(
                 src,
                 dst,
-                [from.sizes[0], from.sizes[1]],
-                [from.steps[0], from.steps[1]],
-                [to.steps[0], to.steps[1]],
+                [[from.sizes[0], from.sizes[1]], [to.sizes[0], to.sizes[1]]],
+                [[from.steps[0], from.steps[1]], [to.steps[0], to.steps[1]]],
             ));
             // Dim 2 fastest.
             for (k, i) in idx.iter_mut().enumerate() {
@@ -450,9 +448,8 @@ fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
         out.push(memcpy(
             addr(src_id, src0)?,
             addr(dst_id, dst0)?,
-            [len, 1],
-            [1, 0],
-            [1, 0],
+            [[len, 1]; 2],
+            [[1, 0]; 2],
         ));
     } else {
         let mut rows = len / COLL_ROW;
@@ -461,9 +458,8 @@ fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
             out.push(memcpy(
                 addr(src_id, src0 + done)?,
                 addr(dst_id, dst0 + done)?,
-                [COLL_ROW, k],
-                [1, COLL_ROW as i64],
-                [1, COLL_ROW as i64],
+                [[COLL_ROW, k]; 2],
+                [[1, COLL_ROW as i64]; 2],
             ));
             done += k * COLL_ROW;
             rows -= k;
@@ -473,9 +469,8 @@ fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
             out.push(memcpy(
                 addr(src_id, src0 + done)?,
                 addr(dst_id, dst0 + done)?,
-                [rest, 1],
-                [1, 0],
-                [1, 0],
+                [[rest, 1]; 2],
+                [[1, 0]; 2],
             ));
         }
     }
