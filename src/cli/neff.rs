@@ -29,16 +29,11 @@ pub fn is_neff(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("neff"))
 }
 
-/// Reads a NEFF file's bytes. The one place the CLI reads a NEFF (bounded
-/// reading goes here).
-fn read_neff_file(path: &Path) -> Result<Vec<u8>, CliError> {
-    super::read_file(path)
-}
 
 /// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
 /// Warnings go to stderr.
 pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, CliError> {
-    let bytes = read_neff_file(path)?;
+    let bytes = super::read_file(path)?; // bounded (crate::files)
     let opts = Options {
         verify: !flags.no_verify,
         strict: flags.strict,
