@@ -116,7 +116,7 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let budget = args.max_work.unwrap_or(crate::limits::DEFAULT_MAX_WORK);
     let mut work = 0u64;
     for v in program.records() {
-        let cost = crate::runtime::pool_work(v.record());
+        let cost = crate::runtime::datapath_work(v);
         work = work.saturating_add(cost);
         if work > budget {
             return Err(CliError::Exec(format!(

@@ -37,7 +37,7 @@ pub use dma::FootprintFault;
 pub use manifest::{ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
 pub use sched::{
-    Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait, pool_work,
+    Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait, datapath_work,
 };
 pub use stage::{StageError, Staged, stage};
 

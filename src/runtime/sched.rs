@@ -18,12 +18,11 @@
 use super::DEFAULT_MAX_RECORDS;
 use super::dma;
 use super::stage::{Cond, Op, Staged, Step, To};
-use crate::device::{DeviceMemory, DispatchError, Executor, Trace, dispatch};
+use crate::device::{DeviceMemory, DispatchError, Executor, Trace, Validated, dispatch};
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
 use crate::isa::record::Events;
 use crate::isa::text::disasm_record;
-use crate::isa::{Record, S4d4Pl};
 use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::fmt;
@@ -713,23 +712,22 @@ fn exit_point_ends(arrival: Arrival) -> bool {
 }
 
 /// The work of one record for the work budget: elements moved by a
-/// DMA_MEMCPY (its element count, [`DmaMemcpy`]), elements folded by a
-/// Pool-family record (the src walk's elements times the active channels,
-/// [`S4d4Pl`]); 1 for every other record (control and events), so that a
-/// loop of them still counts.
+/// DMA_MEMCPY (its element count, [`DmaMemcpy`]), elements a datapath
+/// record reads or writes ([`datapath_work`]); 1 for every other record
+/// (control and events), so that a loop of them still counts.
 pub(crate) fn record_work(step: &Step) -> u64 {
-    match step.op {
-        Op::Pool(_) => pool_work(&step.record),
+    match &step.op {
+        Op::Pool(v) => datapath_work(v),
         Op::Dma(_) => DmaMemcpy::decode(&step.record).src.elements().max(1),
         _ => 1,
     }
 }
 
-/// The work budget's count for a Pool-family record: the elements it folds,
-/// its src walk's elements times its active channels (at least 1).
-pub fn pool_work(record: &Record) -> u64 {
-    let p = S4d4Pl::decode(record);
-    p.src.elements() * u64::from(p.num_active_channels).max(1)
+/// The work budget's count for a datapath record: the elements its device
+/// op reads or writes ([`crate::device::Op::elements`]; Pool: the elements
+/// it folds), at least 1.
+pub fn datapath_work(v: &Validated) -> u64 {
+    crate::device::Op::from_validated(v).map_or(1, |op| op.elements().max(1))
 }
 
 /// A readable form of the control and DMA records (the text form prints them raw).

@@ -372,14 +372,12 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
 /// Decodes a validated record into its [`Op`] (and plans a DMA).
 fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> {
     let r = v.record();
+    // A datapath record is one the device makes an op of: a kernel the
+    // device layer adds runs here with no change to the runtime.
+    if crate::device::Op::from_validated(v).is_some() {
+        return Ok(Op::Pool(*v));
+    }
     Ok(match r.opcode() {
-        Opcode::POOL
-        | Opcode::MAX_POOL_SELECT
-        | Opcode::IOTA
-        | Opcode::COPY
-        | Opcode::CAST
-        | Opcode::TENSOR_TENSOR_ARITH
-        | Opcode::TENSOR_TENSOR_BITVEC => Op::Pool(*v),
         Opcode::MOV32 => Op::Mov32 {
             reg: r.u8_at(off::MOV32_REG),
             value: r.u32_at(off::MOV32_VALUE),
