@@ -223,7 +223,7 @@ fn validate_reads_in_pieces_and_keeps_whole_file_offsets() {
     let bad_at = 17_000; // in the second piece
     let mut recs = vec![good; n];
     recs[bad_at] = bad.encode();
-    let f = write(&dir.path().to_path_buf(), "big.bin", &to_bytes(&recs));
+    let f = write(dir.path(), "big.bin", &to_bytes(&recs));
     let o = tpb(&["validate", s(&f)]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert!(
@@ -240,7 +240,7 @@ fn validate_reads_in_pieces_and_keeps_whole_file_offsets() {
     assert!(lines[bad_at].contains("\"valid\":false"));
     // All valid: the count is the whole file's.
     recs[bad_at] = good;
-    let f = write(&dir.path().to_path_buf(), "good.bin", &to_bytes(&recs));
+    let f = write(dir.path(), "good.bin", &to_bytes(&recs));
     let o = tpb(&["validate", s(&f)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains(&format!("ok: {n} records valid")));
