@@ -54,6 +54,10 @@ override GENERATOR: bool = false;
 // 1 when every walked operand (and the generator) has x step 1 and an x
 // count that is a multiple of `per`: a segment then never leaves a row.
 override ROWS: bool = false;
+// With ROWS, when the dst has 1- or 2-byte elements and every segment starts
+// 4-byte aligned: the segment's outputs are assembled into the whole words
+// they fill and stored without read-modify-write atomics.
+override WORDS: bool = false;
 
 // The byte of the element at coordinates `c` of operand `o` in lane `lane`.
 fn element_byte(o: Operand, lane: u32, c: vec4<u32>) -> u32 {
@@ -95,6 +99,8 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     let b0 = element_byte(p.src0, lane, c0);
     let b1 = element_byte(p.src1, lane, c1);
     let g0 = dot(vec4<i32>(cg), p.gen_step);
+    let dmask = select(0xFFFFu, 0xFFu, p.dst.size == 1u);
+    var word = 0u;
     for (var j = 0u; j < n; j++) {
         var a = 0u;
         var b = 0u;
@@ -125,6 +131,16 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
             dbyte = element_byte(p.dst, lane, cd);
             cd = advance(cd, p.dst.num, 1u);
         }
-        store_bits(dbyte, p.dst.size, element(lane_base, g, a, b));
+        let v = element(lane_base, g, a, b);
+        if WORDS {
+            // The segment is whole words (n · size is a multiple of 4).
+            word = word | ((v & dmask) << ((dbyte & 3u) * 8u));
+            if ((dbyte + p.dst.size) & 3u) == 0u {
+                atomicStore(&mem[dbyte >> 2u], word);
+                word = 0u;
+            }
+        } else {
+            store_bits(dbyte, p.dst.size, v);
+        }
     }
 }

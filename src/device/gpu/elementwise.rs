@@ -114,6 +114,17 @@ fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> 
     (rows.is_some(), g)
 }
 
+/// Whether, on the row path, every segment of the dst starts 4-byte aligned
+/// and fills whole words: 1- or 2-byte elements, an aligned start, every
+/// other walked dim stepping by whole words (`per` · size is a multiple of 4
+/// since `per` ≥ 4).
+fn dst_words(p: &ElemParams) -> bool {
+    let d = &p.dst;
+    matches!(d.size, 1 | 2)
+        && d.base.is_multiple_of(4)
+        && (1..4).all(|i| d.num[i] <= 1 || (d.step[i] as i64 * d.size as i64) % 4 == 0)
+}
+
 fn dispatch(
     shader: Shader,
     p: &ElemParams,
@@ -122,6 +133,7 @@ fn dispatch(
     grid: (u32, u32),
 ) -> Dispatch {
     constants.push(("ROWS", rows as u32));
+    constants.push(("WORDS", (rows && dst_words(p)) as u32));
     constants.sort();
     Dispatch {
         key: PipelineKey {
