@@ -4,10 +4,12 @@
 //! To regenerate the file after an intended change, run
 //! `UPDATE_GOLDEN=1 cargo test --release --test golden` and review the diff.
 
+use tpb_emu::isa::build::Geometry;
 use tpb_emu::isa::text::{asm, disasm_record};
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{
-    Addr4, Dtype, Opcode, PoolDim, PoolFunc, Record, Region, S4d4Pl, Tensor4d, UpdateMode, WaitMode,
+    Addr4, AluOp, Dtype, DtypePair, ImmSrc, Opcode, PoolDim, PoolFunc, Record, ReduceAxis,
+    ReduceOp, Region, S4d4Pl, Tensor4d, UpdateMode, WaitMode,
 };
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/disasm.txt");
@@ -91,7 +93,7 @@ fn events(wait: (WaitMode, u8), update: (UpdateMode, u8), value: u32) -> tpb_emu
 fn corpus() -> Vec<(&'static str, Record)> {
     let none = (WaitMode::NONE, 0);
     let no_update = (UpdateMode::NONE, 0);
-    vec![
+    let mut v = vec![
         // Valid records.
         (
             "seed worked example: MAX over 2x2 windows of a 4x4 fp32 map, 16 channels",
@@ -165,8 +167,8 @@ fn corpus() -> Vec<(&'static str, Record)> {
         // Records printed raw, and opcodes the emulator does not run.
         ("IOTA with all-zero operands: out_dtype INVALID", bare(0x7E)),
         (
-            "IOTA with an operand byte: printed raw",
-            with_bytes(bare(0x7E), &[(12, 1), (63, 0xFF)]),
+            "IOTA with a reserved byte: printed raw",
+            with_bytes(bare(0x7E), &[(40, 1), (63, 0xFF)]),
         ),
         ("unknown opcode 0x13", bare(0x13)),
         (
@@ -363,6 +365,306 @@ fn corpus() -> Vec<(&'static str, Record)> {
             "emu_overlap: two outputs on one element",
             max_with(|p| p.dst = ten(sbuf(0, 0x100), [(2, 0), (2, 2), (1, 1), (1, 1)])),
         ),
+    ];
+    v.extend(kernel_corpus());
+    v
+}
+
+/// The SPEC-KERNELS structs (IOTA, COPY, CAST, the tensor-tensor pair): valid
+/// records, then one failure of each predicate in SPEC-KERNELS §13 order.
+fn kernel_corpus() -> Vec<(&'static str, Record)> {
+    let g = Geometry::default();
+    let small = Geometry { elements: 8, ..g };
+    let iota = || small.iota(Dtype::INT32, 0, 1, 8);
+    let copy = || small.copy(Dtype::FP32);
+    let cast = || small.cast(Dtype::FP32, Dtype::BFLOAT16);
+    let add = || small.arith(AluOp::ADD_INT, Dtype::INT32);
+    let with = |mut r: Record, at: usize, v: u8| {
+        r.0[at] = v;
+        r
+    };
+    vec![
+        // Valid.
+        ("IOTA int32 ramp, 8 per lane, +8 per lane", iota().encode()),
+        ("IOTA fp32 into PSUM, negative steps and base", {
+            let mut p = small.iota(Dtype::FP32, -100, -3, -7);
+            p.dst.addr = psum(4, 0x40);
+            p.encode()
+        }),
+        ("COPY fp32, 8 per lane", copy().encode()),
+        ("COPY in place (EC-42) with a wait", {
+            let mut p = Geometry {
+                dst: small.src,
+                ..small
+            }
+            .copy(Dtype::FP8_EXP4);
+            p.events.wait_mode = WaitMode::SEM_GE;
+            p.events.wait_idx = 2;
+            p.events.semaphore_value = 1;
+            p.encode()
+        }),
+        ("CAST fp32 -> bf16", cast().encode()),
+        ("CAST with op_dim x", {
+            let mut p = cast();
+            p.op_dim = PoolDim::X;
+            p.encode()
+        }),
+        ("TENSOR_TENSOR_ARITH add_int int32", add().encode()),
+        (
+            "TENSOR_TENSOR_ARITH add bf16 + int8 -> fp32 (EC-51's f32 path)",
+            small
+                .tensor_tensor(
+                    Opcode::TENSOR_TENSOR_ARITH,
+                    AluOp::ADD,
+                    Dtype::BFLOAT16,
+                    Dtype::INT8,
+                    Dtype::FP32,
+                )
+                .encode(),
+        ),
+        (
+            "TENSOR_TENSOR_BITVEC arith_shift_right int16",
+            small
+                .bitvec(AluOp::ARITH_SHIFT_RIGHT, Dtype::INT16)
+                .encode(),
+        ),
+        // IOTA predicates.
+        (
+            "d4_iota_reserved_zero: byte 35",
+            with(iota().encode(), 35, 1),
+        ),
+        ("dtype_invalid_check: IOTA out int64", {
+            let mut p = iota();
+            p.out_dtype = Dtype::INT64;
+            p.encode()
+        }),
+        ("d4_iota_same_src_dst_count: 16 generated, 8 written", {
+            let mut p = iota();
+            p.data.num[1] = 2;
+            p.encode()
+        }),
+        ("emu_dtype_supported: IOTA out fp8e5 (EC-48)", {
+            let mut p = iota();
+            p.out_dtype = Dtype::FP8_EXP5;
+            p.encode()
+        }),
+        // COPY / CAST predicates.
+        (
+            "s4d4_tr_reserved_zero: byte 42 (printed raw)",
+            with(copy().encode(), 42, 7),
+        ),
+        ("mask_enable_zero", with(copy().encode(), 38, 1)),
+        ("dtype_fp32r_illegal_check: CAST in fp32r", {
+            let mut p = cast();
+            p.in_dtype = Dtype::FP32R;
+            p.encode()
+        }),
+        ("is_valid_enum: op 0x30", with(copy().encode(), 36, 0x30)),
+        ("is_zero_subdim: op_dim xy", with(copy().encode(), 37, 3)),
+        ("tensor4d_valid: CAST writes bf16 into PSUM", {
+            let mut p = cast();
+            p.dst.addr = psum(0, 0);
+            p.encode()
+        }),
+        ("s4d4_tr_same_src_dst_count", {
+            let mut p = copy();
+            p.dst.num[0] = 7;
+            p.encode()
+        }),
+        ("s4d4_tr_op_bypass: op add", with(copy().encode(), 36, 4)),
+        ("s4d4_tr_same_src_dst_type: COPY fp32 -> int32", {
+            let mut p = copy();
+            p.out_dtype = Dtype::INT32;
+            p.encode()
+        }),
+        ("has_zero_negated_field", with(cast().encode(), 35, 1)),
+        (
+            "emu_dtype_supported: CAST fp8e3 -> fp32 (EC-46)",
+            small.cast(Dtype::FP8_EXP3, Dtype::FP32).encode(),
+        ),
+        ("emu_overlap: COPY dst one element past src (EC-42)", {
+            let mut p = copy();
+            p.dst.addr = sbuf(0, 4);
+            p.encode()
+        }),
+        // Tensor-tensor predicates.
+        ("dtype_invalid_check: src1 nibble invalid", {
+            let mut p = add();
+            p.in_dtypes = DtypePair::new(Dtype::INT32, Dtype::INVALID);
+            p.encode()
+        }),
+        (
+            "s3s3d3_tt_valid_op: 0x41 divide",
+            with(add().encode(), 14, 0x07),
+        ),
+        (
+            "s3s3d3_tt_valid_op: 0x51 add",
+            small.bitvec(AluOp::ADD, Dtype::INT32).encode(),
+        ),
+        (
+            "s3s3d3_tt_dtype: 0x51 writing fp32",
+            small.bitvec(AluOp::BITWISE_OR, Dtype::FP32).encode(),
+        ),
+        (
+            "s3s3d3_tt_valid_int_signness: max_uint on int32",
+            small.arith(AluOp::MAX_UINT, Dtype::INT32).encode(),
+        ),
+        ("s3s3d3_tt_src_element_cnt_check", {
+            let mut p = add();
+            p.src1.num[2] = 2;
+            p.encode()
+        }),
+        (
+            "is_valid_tensor_tensor_arith_pool: max is a DVE form",
+            small.arith(AluOp::MAX, Dtype::FP32).encode(),
+        ),
+        ("is_valid_tensor_tensor_arith_pool: src0 in PSUM (EC-41)", {
+            let mut p = add();
+            p.src0.addr = psum(0, 0);
+            p.encode()
+        }),
+        (
+            "emu_opcode_supported: pow (EC-49)",
+            small.arith(AluOp::POW, Dtype::FP32).encode(),
+        ),
+        (
+            "emu_dtype_supported: add_int on int64 (EC-53)",
+            small.arith(AluOp::ADD_INT, Dtype::INT64).encode(),
+        ),
+        ("emu_overlap: dst over src1, one element off (EC-42)", {
+            let mut p = add();
+            p.dst.addr = Addr4(p.src1.addr.0 + 4);
+            p.encode()
+        }),
+        // Issue (2): valid records.
+        (
+            "CROSS_LANE_REDUCE_ARITH average over 16 lanes, partitions axis",
+            small
+                .cross_lane_reduce(
+                    ReduceOp::AVERAGE,
+                    ReduceAxis::PARTITIONS,
+                    Dtype::BFLOAT16,
+                    Dtype::FP32,
+                    0.0625,
+                )
+                .encode(),
+        ),
+        (
+            "CROSS_LANE_REDUCE_BITVEC xor over 16 lanes, all axis",
+            small
+                .cross_lane_reduce(
+                    ReduceOp::BITWISE_XOR,
+                    ReduceAxis::ALL,
+                    Dtype::UINT16,
+                    Dtype::UINT16,
+                    1.0,
+                )
+                .encode(),
+        ),
+        (
+            "GET_SEQUENCE_BOUNDS fp32 ids, int32 bounds",
+            small.sequence_bounds(Dtype::FP32, Dtype::INT32).encode(),
+        ),
+        (
+            "NONZERO_WITH_COUNT int32, offset 16, pad -1",
+            small.nonzero_with_count(Dtype::INT32, 16, -1).encode(),
+        ),
+        (
+            "EXTENDED_INST spec 0 ENGINE_NOP on 2 ports",
+            small.engine_nop(2).encode(),
+        ),
+        (
+            "EXTENDED_INST spec 2 EXTENDED_TTA mult bf16 on 1 port",
+            small.ext_tta(1, AluOp::MULT, Dtype::BFLOAT16).encode(),
+        ),
+        ("EXTENDED_INST spec 1: no struct, printed raw", {
+            let mut r = small.engine_nop(0).encode();
+            r.0[12] = 1;
+            r
+        }),
+        // Issue (2): one failure each.
+        (
+            "is_valid_enum: reduce_op 6",
+            with(
+                small
+                    .cross_lane_reduce(
+                        ReduceOp::MAX,
+                        ReduceAxis::ALL,
+                        Dtype::FP32,
+                        Dtype::FP32,
+                        1.0,
+                    )
+                    .encode(),
+                35,
+                6,
+            ),
+        ),
+        ("valid_axis_dst_element_cnt: all axis writing 8 elements", {
+            let mut p = small.cross_lane_reduce(
+                ReduceOp::MAX,
+                ReduceAxis::PARTITIONS,
+                Dtype::FP32,
+                Dtype::FP32,
+                1.0,
+            );
+            p.reduce_axis = ReduceAxis::ALL;
+            p.encode()
+        }),
+        ("emu_opcode_supported: bitwise_or on 0x7C (EC-54)", {
+            let mut p = small.cross_lane_reduce(
+                ReduceOp::BITWISE_OR,
+                ReduceAxis::ALL,
+                Dtype::INT32,
+                Dtype::INT32,
+                1.0,
+            );
+            p.header.opcode = Opcode::CROSS_LANE_REDUCE_ARITH;
+            p.encode()
+        }),
+        ("has_valid_s3d3_seq_bounds_channels: 2 lanes", {
+            let mut p = small.sequence_bounds(Dtype::INT32, Dtype::INT32);
+            p.num_active_channels = 2;
+            p.encode()
+        }),
+        (
+            "s3d3_seq_bounds_element_count_check_t3d: dst num_elem[2] = 1",
+            {
+                let mut p = small.sequence_bounds(Dtype::INT32, Dtype::INT32);
+                p.dst.num = [16, 1, 1];
+                p.encode()
+            },
+        ),
+        ("has_valid_immediates: padding_val_src 3", {
+            let mut p = small.nonzero_with_count(Dtype::INT32, 0, 0);
+            p.padding_val_src = ImmSrc(3);
+            p.encode()
+        }),
+        (
+            "emu_addr_mode_supported: index_offset_src pointer (EC-60)",
+            {
+                let mut p = small.nonzero_with_count(Dtype::INT32, 0, 0);
+                p.index_offset_src = ImmSrc::POINTER;
+                p.encode()
+            },
+        ),
+        ("s3d3_nonzero_with_count_element_count_check_t3d", {
+            let mut p = small.nonzero_with_count(Dtype::FP32, 0, 0);
+            p.dst.num[0] = 8;
+            p.encode()
+        }),
+        (
+            "reserved_zero: ENGINE_NOP completion_info bit 7",
+            with(small.engine_nop(0).encode(), 13, 0x80),
+        ),
+        (
+            "ext_tta_valid_op: subtract",
+            with(small.ext_tta(1, AluOp::ADD, Dtype::FP32).encode(), 16, 5),
+        ),
+        ("ext_tta_element_count: dst holds 4", {
+            let mut p = small.ext_tta(1, AluOp::ADD, Dtype::FP32);
+            p.dst.num[0] = 4;
+            p.encode()
+        }),
     ]
 }
 

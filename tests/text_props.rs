@@ -4,14 +4,16 @@
 
 use tpb_emu::isa::text::{Form, asm, asm_line, disasm_record, disasm_stream, form};
 use tpb_emu::isa::{
-    Addr4, Dtype, Opcode, PoolDim, PoolFunc, Record, Region, S4d4Pl, Tensor4d, UpdateMode,
-    WaitMode, stream,
+    Addr4, AluOp, D4Iota, Data4d, Dtype, EngineNop, ExtTta, ImmSrc, Opcode, PoolDim, PoolFunc,
+    Record, ReduceAxis, ReduceOp, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S3s3d3Tt, S4d4Cr,
+    S4d4Pl, S4d4Tr, Tensor2d, Tensor3d, Tensor4d, UpdateMode, WaitMode, stream,
 };
 
 /// Per-form tallies, so a loop cannot silently exercise only `.raw`.
 #[derive(Debug, Default)]
 struct Tally {
     s4d4: usize,
+    fields: usize,
     events: usize,
     raw: usize,
 }
@@ -20,6 +22,7 @@ impl Tally {
     fn add(&mut self, r: &Record) {
         match form(r) {
             Form::S4d4Pl => self.s4d4 += 1,
+            Form::Fields => self.fields += 1,
             Form::EventsOnly => self.events += 1,
             Form::Raw => self.raw += 1,
         }
@@ -164,11 +167,159 @@ fn random_s4d4(rng: &mut fastrand::Rng) -> Record {
     r
 }
 
-/// A named non-S4D4 opcode with only events and debug bytes.
+fn random_tensor3(rng: &mut fastrand::Rng) -> Tensor3d {
+    let t = random_tensor(rng);
+    Tensor3d {
+        addr: t.addr,
+        step: [t.step[0], t.step[1], t.step[2]],
+        num: [t.num[0], t.num[1], t.num[2]],
+    }
+}
+
+fn random_i32(rng: &mut fastrand::Rng) -> i32 {
+    match rng.u8(..4) {
+        0 => i32::MIN,
+        1 => i32::MAX,
+        2 => rng.i32(-9..10),
+        _ => rng.i32(..),
+    }
+}
+
+/// A mostly-valid COPY, CAST, IOTA or tensor-tensor record (form 2).
+fn random_kernel(rng: &mut fastrand::Rng) -> Record {
+    let dtypes: Vec<u8> = Dtype::NAMES.iter().map(|e| e.0.0).collect();
+    let ops: Vec<u8> = AluOp::NAMES.iter().map(|e| e.0.0).collect();
+    let ch = rng.u8(..);
+    let mut r = match rng.u8(..8) {
+        0 => {
+            let op = [Opcode::COPY, Opcode::CAST][rng.usize(..2)];
+            let mut p = S4d4Tr::new(
+                op,
+                Dtype(pick(rng, &dtypes)),
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                random_tensor(rng),
+                random_tensor(rng),
+            );
+            if rng.u8(..4) == 0 {
+                p.negated = rng.u8(..);
+                p.op = AluOp(pick(rng, &ops));
+                p.op_dim = PoolDim(rng.u8(..));
+                p.mask_enable = rng.u8(..2);
+            }
+            p.encode()
+        }
+        1 => {
+            let t = random_tensor(rng);
+            let data = Data4d {
+                base: random_i32(rng),
+                step: t.step,
+                num: t.num,
+            };
+            D4Iota::new(
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                data,
+                random_i32(rng),
+                random_tensor(rng),
+            )
+            .encode()
+        }
+        3 => {
+            let op = [
+                Opcode::CROSS_LANE_REDUCE_ARITH,
+                Opcode::CROSS_LANE_REDUCE_BITVEC,
+            ][rng.usize(..2)];
+            let mut p = S4d4Cr::new(
+                op,
+                ReduceOp(rng.u8(..8)),
+                ReduceAxis(rng.u8(..3)),
+                Dtype(pick(rng, &dtypes)),
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                1.0,
+                random_tensor(rng),
+                random_tensor(rng),
+            );
+            p.scale = tpb_emu::isa::layout::F32Bits(random_scale(rng));
+            p.encode()
+        }
+        4 => S3d3SeqBounds::new(
+            Dtype(pick(rng, &dtypes)),
+            Dtype(pick(rng, &dtypes)),
+            ch,
+            random_tensor3(rng),
+            random_tensor3(rng),
+        )
+        .encode(),
+        5 => {
+            let mut p = S3d3NonzeroWithCount::new(
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                random_i32(rng),
+                random_i32(rng),
+                random_tensor3(rng),
+                random_tensor3(rng),
+            );
+            p.index_offset_src = ImmSrc(rng.u8(..4));
+            p.padding_val_src = ImmSrc(rng.u8(..4));
+            p.encode()
+        }
+        6 => {
+            if rng.bool() {
+                EngineNop::new(rng.u8(..)).encode()
+            } else {
+                let t2 = |rng: &mut fastrand::Rng| {
+                    let t = random_tensor(rng);
+                    Tensor2d {
+                        addr: t.addr,
+                        step: [t.step[0], t.step[1]],
+                        num: [t.num[0], t.num[1]],
+                    }
+                };
+                ExtTta::new(
+                    rng.u8(..),
+                    AluOp(pick(rng, &ops)),
+                    Dtype(rng.u8(..16)),
+                    Dtype(rng.u8(..16)),
+                    Dtype(pick(rng, &dtypes)),
+                    t2(rng),
+                    t2(rng),
+                    t2(rng),
+                )
+                .encode()
+            }
+        }
+        _ => {
+            let op = [Opcode::TENSOR_TENSOR_ARITH, Opcode::TENSOR_TENSOR_BITVEC][rng.usize(..2)];
+            S3s3d3Tt::new(
+                op,
+                AluOp(pick(rng, &ops)),
+                Dtype(rng.u8(..16)),
+                Dtype(rng.u8(..16)),
+                Dtype(pick(rng, &dtypes)),
+                ch,
+                random_tensor3(rng),
+                random_tensor3(rng),
+                random_tensor3(rng),
+            )
+            .encode()
+        }
+    };
+    random_events(rng, &mut r);
+    r
+}
+
+/// A named opcode without a field form, with only events and debug bytes.
 fn random_events_only(rng: &mut fastrand::Rng) -> Record {
     let named: Vec<u8> = (0..=255u8)
         .filter(|&b| Opcode(b).name().is_some())
-        .filter(|&b| !matches!(Opcode(b), Opcode::POOL | Opcode::MAX_POOL_SELECT))
+        .filter(|&b| {
+            let mut r = Record::default();
+            r.0[0] = b;
+            r.0[1] = 16;
+            form(&r) == Form::EventsOnly
+        })
         .collect();
     let mut r = Record::default();
     r.0[0] = named[rng.usize(..named.len())];
@@ -177,16 +328,18 @@ fn random_events_only(rng: &mut fastrand::Rng) -> Record {
     r
 }
 
-/// Mostly-valid records of all three forms, with occasional single-byte damage.
+/// Mostly-valid records of all four forms, with occasional single-byte damage.
 fn random_structured(rng: &mut fastrand::Rng) -> Record {
-    let mut r = if rng.u8(..10) < 8 {
-        random_s4d4(rng)
-    } else {
-        random_events_only(rng)
+    let mut r = match rng.u8(..10) {
+        0..=4 => random_s4d4(rng),
+        5..=7 => random_kernel(rng),
+        _ => random_events_only(rng),
     };
     if rng.u8(..10) == 0 {
-        // Damage one byte: inst_word_len, a reserved byte, or an operand byte.
-        let at = [1, 35, 38, 39, 12, 40, 63][rng.usize(..7)];
+        // Damage one byte: inst_word_len, a reserved byte of one of the
+        // layouts (S4D4_PL 35/38/39, D4_IOTA 32/35/40..43, S4D4_TR 39..43), or
+        // an operand byte.
+        let at = [1, 35, 38, 39, 12, 40, 63, 32, 43][rng.usize(..9)];
         r.0[at] = rng.u8(1..);
     }
     r
@@ -201,7 +354,8 @@ fn structured_records_round_trip_in_every_form() {
         tally.add(&r);
         assert_round_trip(&r);
     }
-    assert!(tally.s4d4 > 10_000, "{tally:?}");
+    assert!(tally.s4d4 > 8_000, "{tally:?}");
+    assert!(tally.fields > 5_000, "{tally:?}");
     assert!(tally.events > 1_000, "{tally:?}");
     assert!(tally.raw > 500, "{tally:?}");
 }

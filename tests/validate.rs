@@ -266,14 +266,17 @@ fn valid_event_modes() {
 
 #[test]
 fn emu_opcode_supported() {
-    // Known POOL-table opcodes whose operands are not modelled (SPEC §2).
-    for op in [
-        Opcode::EXTENDED_INST,
-        Opcode::TENSOR_REDUCE_BITVEC,
-        Opcode::TENSOR_DEQUANTIZE,
-    ] {
+    // Known POOL-table opcodes whose operands are not modelled (SPEC §2),
+    // and 0xF0 with a spec other than 0 and 2 (SPEC §5 step 5, EC-58).
+    for op in [Opcode::TENSOR_REDUCE_BITVEC, Opcode::TENSOR_DEQUANTIZE] {
         assert_eq!(verdict(&control(op)), "emu_opcode_supported");
     }
+    for spec in [1u8, 3, 4, 9] {
+        let r = set_byte(control(Opcode::EXTENDED_INST), 12, spec);
+        assert_eq!(verdict(&r), "emu_opcode_supported", "spec {spec}");
+    }
+    // An all-zero 0xF0 is spec 0, ENGINE_NOP: valid (EC-55).
+    assert_eq!(verdict(&control(Opcode::EXTENDED_INST)), "ok");
     // IOTA, COPY, CAST and the tensor-tensor pair are modelled now: their
     // all-zero operand bytes fail a hardware predicate first (the INVALID
     // dtype; tests/validate_kernels.rs covers each predicate).
@@ -286,6 +289,20 @@ fn emu_opcode_supported() {
     ] {
         assert_eq!(verdict(&control(op)), "dtype_invalid_check", "{op}");
     }
+    // The structs of issue (2): the first failing hardware predicate of an
+    // all-zero operand (SPEC-KERNELS §13).
+    assert_eq!(
+        verdict(&control(Opcode::CROSS_LANE_REDUCE_ARITH)),
+        "dtype_invalid_check"
+    );
+    assert_eq!(
+        verdict(&control(Opcode::GET_SEQUENCE_BOUNDS)),
+        "check_active_channels"
+    );
+    assert_eq!(
+        verdict(&control(Opcode::NONZERO_WITH_COUNT)),
+        "check_active_channels"
+    );
     assert_eq!(verdict(&mov32(64, 0)), "emu_opcode_supported");
     assert_eq!(verdict(&ctrl_al(6, 1, 2, 0)), "emu_opcode_supported");
     assert_eq!(

@@ -366,6 +366,54 @@ impl AluOp {
     }
 }
 
+open_enum! {
+    /// `REDUCE_OP` (SPEC-KERNELS §5.1): CrossLaneReduce's fold; 0x7C takes the
+    /// arith ops, 0x7D the bitwise ones (EC-54).
+    ReduceOp {
+        /// Sum.
+        ADD = 0, "add";
+        /// Scale each element, then sum.
+        AVERAGE = 1, "average";
+        /// Maximum.
+        MAX = 2, "max";
+        /// Bitwise or.
+        BITWISE_OR = 3, "bitwise_or";
+        /// Bitwise and.
+        BITWISE_AND = 4, "bitwise_and";
+        /// Bitwise xor.
+        BITWISE_XOR = 5, "bitwise_xor";
+    }
+}
+
+impl ReduceOp {
+    /// ADD, AVERAGE or MAX: the ops 0x7C executes (EC-54).
+    pub const fn is_arith(self) -> bool {
+        self.0 <= 2
+    }
+}
+
+open_enum! {
+    /// `REDUCE_AXIS` (SPEC-KERNELS §5.1).
+    ReduceAxis {
+        /// One fold over every element of every lane.
+        ALL = 0, "all";
+        /// One fold across the lanes per walk position.
+        PARTITIONS = 1, "partitions";
+    }
+}
+
+open_enum! {
+    /// `IMM_SRC` (SPEC-KERNELS §0.3): where an IMM_VAL comes from.
+    ImmSrc {
+        /// The inline 32-bit value (the only one executed, EC-60).
+        INLINE = 0, "inline";
+        /// A pointer (EC-60: not emulated).
+        POINTER = 1, "pointer";
+        /// A register pointer (EC-60: not emulated).
+        REGISTER = 2, "register";
+    }
+}
+
 /// `DTYPE_PAIR` (EC-43): one byte holding src0's dtype in the low nibble and
 /// src1's in the high nibble, each a SPEC §5 DTYPE code.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]

@@ -12,9 +12,10 @@
 //! - compile-time asserts that the fields tile bytes 12..64 with no gap and no
 //!   overlap, each as wide as its type.
 
-use super::enums::{AluOp, Dtype, DtypePair, PoolDim};
+use super::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, ReduceAxis, ReduceOp};
 use super::tensor::{
-    Addr4, DATA4D_BYTES, Data4d, TENSOR3D_BYTES, TENSOR4D_BYTES, Tensor3d, Tensor4d,
+    Addr4, DATA4D_BYTES, Data4d, TENSOR2D_BYTES, TENSOR3D_BYTES, TENSOR4D_BYTES, Tensor2d,
+    Tensor3d, Tensor4d,
 };
 use crate::limits::RECORD_BYTES;
 
@@ -33,6 +34,16 @@ pub enum Kind {
     AluOp,
     /// A TENSOR_SUBDIM byte ([`PoolDim`]).
     SubDim,
+    /// A [`ReduceOp`] byte.
+    ReduceOp,
+    /// A [`ReduceAxis`] byte.
+    ReduceAxis,
+    /// An [`ImmSrc`] byte.
+    ImmSrc,
+    /// The bits of an f32 ([`F32Bits`]).
+    F32,
+    /// A [`Tensor2d`].
+    Tensor2d,
     /// A [`Tensor4d`].
     Tensor4d,
     /// A [`Tensor3d`].
@@ -177,6 +188,42 @@ byte_codec! {
     DtypePair => DtypePair;
     AluOp => AluOp;
     PoolDim => SubDim;
+    ReduceOp => ReduceOp;
+    ReduceAxis => ReduceAxis;
+    ImmSrc => ImmSrc;
+}
+
+/// The bits of an f32 field, kept as bits so every NaN payload round-trips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct F32Bits(pub u32);
+
+impl F32Bits {
+    /// The value.
+    pub fn value(self) -> f32 {
+        f32::from_bits(self.0)
+    }
+}
+
+impl Codec for F32Bits {
+    const WIDTH: usize = 4;
+    const KIND: Kind = Kind::F32;
+    fn get(b: &[u8]) -> Self {
+        F32Bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.0.to_le_bytes());
+    }
+}
+
+impl Codec for Tensor2d {
+    const WIDTH: usize = TENSOR2D_BYTES;
+    const KIND: Kind = Kind::Tensor2d;
+    fn get(b: &[u8]) -> Self {
+        Tensor2d::from_bytes(b.try_into().expect("12 bytes"))
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_bytes());
+    }
 }
 
 impl<const N: usize> Codec for [u8; N] {
@@ -290,7 +337,7 @@ macro_rules! operand_layout {
                 $name {
                     header: r.header(),
                     events: r.events(),
-                    $($field: <$ty>::get(&r.0[$at..$at + <$ty as Codec>::WIDTH]),)*
+                    $($field: <$ty as Codec>::get(&r.0[$at..$at + <$ty as Codec>::WIDTH]),)*
                 }
             }
 
@@ -381,6 +428,83 @@ mod tests {
                 ("dst", 48, 16),
             ]
         );
+    }
+
+    /// SPEC-KERNELS §5.1, §6.2, §6.4, §8.1, §9.1, written out by hand.
+    #[test]
+    fn stretch_tables_match_the_spec() {
+        use crate::isa::{EngineNop, ExtTta, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr};
+        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
+            f.iter().map(|d| (d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S4d4Cr::FIELDS),
+            [
+                (12, 20),
+                (32, 1),
+                (33, 1),
+                (34, 1),
+                (35, 1),
+                (36, 1),
+                (37, 3),
+                (40, 4),
+                (44, 20)
+            ]
+        );
+        assert_eq!(
+            rows(S3d3SeqBounds::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 16),
+                (32, 16),
+                (48, 16)
+            ]
+        );
+        assert_eq!(
+            rows(S3d3NonzeroWithCount::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 16),
+                (32, 4),
+                (36, 1),
+                (37, 3),
+                (40, 4),
+                (44, 16),
+                (60, 4)
+            ]
+        );
+        assert_eq!(rows(EngineNop::FIELDS), [(12, 1), (13, 1), (14, 50)]);
+        assert_eq!(
+            rows(ExtTta::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 1),
+                (17, 3),
+                (20, 12),
+                (32, 12),
+                (44, 12),
+                (56, 8)
+            ]
+        );
+        let mut rng = fastrand::Rng::with_seed(0x1A70_0002);
+        for _ in 0..500 {
+            let mut r = Record::default();
+            rng.fill(&mut r.0);
+            assert_eq!(S4d4Cr::decode(&r).encode(), r);
+            assert_eq!(S3d3SeqBounds::decode(&r).encode(), r);
+            assert_eq!(S3d3NonzeroWithCount::decode(&r).encode(), r);
+            assert_eq!(EngineNop::decode(&r).encode(), r);
+            assert_eq!(ExtTta::decode(&r).encode(), r);
+        }
     }
 
     #[test]

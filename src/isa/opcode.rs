@@ -16,6 +16,16 @@ pub enum OpcodeClass {
     /// TENSOR_TENSOR_ARITH (0x41) and TENSOR_TENSOR_BITVEC (0x51): the
     /// S3S3D3_TT operand (SPEC-KERNELS §4).
     S3s3d3Tt,
+    /// CROSS_LANE_REDUCE_ARITH (0x7C) and _BITVEC (0x7D): the S4D4_CR operand
+    /// (SPEC-KERNELS §5).
+    S4d4Cr,
+    /// GET_SEQUENCE_BOUNDS (0xBE): the S3D3_SEQ_BOUNDS operand (SPEC-KERNELS §8).
+    SeqBounds,
+    /// NONZERO_WITH_COUNT (0xF2): the S3D3_NONZERO_WITH_COUNT operand (SPEC-KERNELS §9).
+    NonzeroWithCount,
+    /// EXTENDED_INST (0xF0): the struct is chosen by the spec byte (EC-15);
+    /// specs 0 and 2 are modelled (SPEC-KERNELS §6).
+    Extended,
     /// Another row of the POOL kernel table (SPEC §7): known by name, not emulated.
     PoolNotEmulated,
     /// EVENT_SEMAPHORE, DRAIN, MOV32, CTRL_AL, COMPARE_BRANCH: control records, any engine.
@@ -52,16 +62,16 @@ opcodes! {
     /// Kernel-table row 0.
     IOTA = 0x7E, "IOTA", D4Iota;
     /// Kernel-table row 1.
-    CROSS_LANE_REDUCE_ARITH = 0x7C, "CROSS_LANE_REDUCE_ARITH", PoolNotEmulated;
+    CROSS_LANE_REDUCE_ARITH = 0x7C, "CROSS_LANE_REDUCE_ARITH", S4d4Cr;
     /// Kernel-table row 2.
-    CROSS_LANE_REDUCE_BITVEC = 0x7D, "CROSS_LANE_REDUCE_BITVEC", PoolNotEmulated;
+    CROSS_LANE_REDUCE_BITVEC = 0x7D, "CROSS_LANE_REDUCE_BITVEC", S4d4Cr;
     /// Kernel-table row 5. EC-38: the ISA header's numbering (0x41 arith);
     /// seed 001's decode_tensor_tensor_arith serves 0x41 and 0x51.
     TENSOR_TENSOR_ARITH = 0x41, "TENSOR_TENSOR_ARITH", S3s3d3Tt;
     /// Kernel-table row 4 (EC-38: 0x51 bitvec).
     TENSOR_TENSOR_BITVEC = 0x51, "TENSOR_TENSOR_BITVEC", S3s3d3Tt;
     /// Kernel-table rows 6..=10, sub-dispatched by the spec byte (EC-15).
-    EXTENDED_INST = 0xF0, "EXTENDED_INST", PoolNotEmulated;
+    EXTENDED_INST = 0xF0, "EXTENDED_INST", Extended;
     /// Kernel-table row 11.
     TENSOR_REDUCE_BITVEC = 0x52, "TENSOR_REDUCE_BITVEC", PoolNotEmulated;
     /// Kernel-table row 12.
@@ -69,9 +79,9 @@ opcodes! {
     /// Kernel-table row 13.
     CAST = 0x47, "CAST", S4d4Tr;
     /// Kernel-table row 14.
-    GET_SEQUENCE_BOUNDS = 0xBE, "GET_SEQUENCE_BOUNDS", PoolNotEmulated;
+    GET_SEQUENCE_BOUNDS = 0xBE, "GET_SEQUENCE_BOUNDS", SeqBounds;
     /// Kernel-table row 15.
-    NONZERO_WITH_COUNT = 0xF2, "NONZERO_WITH_COUNT", PoolNotEmulated;
+    NONZERO_WITH_COUNT = 0xF2, "NONZERO_WITH_COUNT", NonzeroWithCount;
     /// Kernel-table row 16.
     TENSOR_DEQUANTIZE = 0x7B, "TENSOR_DEQUANTIZE", PoolNotEmulated;
     /// Wait/update only (lead; EC-24).
@@ -162,9 +172,13 @@ impl Opcode {
             // EC-39
             OpcodeClass::S4d4Tr => matches!(engine, Engine::Pool | Engine::Act | Engine::Dve),
             OpcodeClass::S3s3d3Tt => matches!(engine, Engine::Pool | Engine::Dve),
-            OpcodeClass::S4d4Pl | OpcodeClass::D4Iota | OpcodeClass::PoolNotEmulated => {
-                matches!(engine, Engine::Pool)
-            }
+            OpcodeClass::S4d4Pl
+            | OpcodeClass::D4Iota
+            | OpcodeClass::S4d4Cr
+            | OpcodeClass::SeqBounds
+            | OpcodeClass::NonzeroWithCount
+            | OpcodeClass::Extended
+            | OpcodeClass::PoolNotEmulated => matches!(engine, Engine::Pool),
             OpcodeClass::Control | OpcodeClass::Dma => true,
             OpcodeClass::Pseudo | OpcodeClass::Unknown => false,
         }

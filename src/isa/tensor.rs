@@ -293,6 +293,67 @@ impl Tensor3d {
     }
 }
 
+/// `TENSOR2D` (12 bytes, SPEC-KERNELS §0.3): ADDR4 @0, `i16 step[2]` @4,
+/// `u16 num[2]` @8. dim0 innermost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Tensor2d {
+    /// Start address.
+    pub addr: Addr4,
+    /// Per-dim step in elements.
+    pub step: [i16; 2],
+    /// Per-dim element count.
+    pub num: [u16; 2],
+}
+
+/// Bytes in an encoded TENSOR2D.
+pub const TENSOR2D_BYTES: usize = 12;
+
+impl Tensor2d {
+    /// A tensor at `addr` with `(num, step)` per dim.
+    pub const fn new(addr: Addr4, dims: [(u16, i16); 2]) -> Tensor2d {
+        Tensor2d {
+            addr,
+            step: [dims[0].1, dims[1].1],
+            num: [dims[0].0, dims[1].0],
+        }
+    }
+
+    /// Decodes 12 bytes.
+    pub fn from_bytes(b: &[u8; TENSOR2D_BYTES]) -> Tensor2d {
+        let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+        Tensor2d {
+            addr: Addr4(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            step: [u16_at(4) as i16, u16_at(6) as i16],
+            num: [u16_at(8), u16_at(10)],
+        }
+    }
+
+    /// Encodes to 12 bytes.
+    pub fn to_bytes(&self) -> [u8; TENSOR2D_BYTES] {
+        let mut b = [0u8; TENSOR2D_BYTES];
+        b[0..4].copy_from_slice(&self.addr.0.to_le_bytes());
+        for i in 0..2 {
+            b[4 + 2 * i..6 + 2 * i].copy_from_slice(&self.step[i].to_le_bytes());
+            b[8 + 2 * i..10 + 2 * i].copy_from_slice(&self.num[i].to_le_bytes());
+        }
+        b
+    }
+
+    /// The same walk as a TENSOR4D whose dims 2 and 3 have num 1.
+    pub const fn to_4d(&self) -> Tensor4d {
+        Tensor4d {
+            addr: self.addr,
+            step: [self.step[0], self.step[1], 0, 0],
+            num: [self.num[0], self.num[1], 1, 1],
+        }
+    }
+
+    /// `count(T)`: num0 · num1, exact.
+    pub fn elements(&self) -> u64 {
+        self.num[0] as u64 * self.num[1] as u64
+    }
+}
+
 /// `DATA4D` (20 bytes, Iota only, SPEC-KERNELS §0.3): `i32 base` @0,
 /// `i16 step_elem[4]` @4, `u16 num_elem[4]` @12. The generator pattern; it has
 /// no address.

@@ -1,7 +1,7 @@
 //! The reasons a record fails validation: one variant per SPEC §5 predicate,
 //! carrying the offending values.
 
-use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim, PoolFunc};
+use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim, PoolFunc, ReduceOp};
 use crate::isa::layout::FieldRef;
 use crate::isa::opcode::Opcode;
 use crate::isa::tensor::Region;
@@ -70,6 +70,11 @@ pub enum TensorFault {
     PsumWriteDtype {
         /// The dtype.
         dtype: Dtype,
+    },
+    /// A PSUM address where the vendor's region flags admit SBUF only (EC-41).
+    PsumNotAllowed {
+        /// The ADDR4.
+        addr: u32,
     },
     /// A dim with `num_elem` 0.
     ZeroNum {
@@ -488,6 +493,9 @@ impl fmt::Display for Fail {
                             "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
                         )
                     }
+                    TensorFault::PsumNotAllowed { addr } => {
+                        write!(f, "{o} address 0x{addr:08X} is in PSUM; SBUF only")
+                    }
                     TensorFault::ZeroNum { dim } => write!(f, "{o} num_elem[{dim}] = 0"),
                 }
             }
@@ -558,7 +566,7 @@ impl fmt::Display for Fail {
             Fail::EmuOverlap { why } => write_overlap(f, why),
             Fail::Kernel { pred, field, why } => {
                 write!(f, "{} byte {}: ", field.name, field.offset)?;
-                write_kernel(f, pred, why)
+                write_kernel(f, pred, field, why)
             }
         }
     }
@@ -601,17 +609,41 @@ fn write_tensor_fault(f: &mut fmt::Formatter<'_>, why: TensorFault) -> fmt::Resu
                 "writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
             )
         }
+        TensorFault::PsumNotAllowed { addr } => {
+            write!(
+                f,
+                "address 0x{addr:08X} is in PSUM; this operand is SBUF-only (EC-41)"
+            )
+        }
         TensorFault::ZeroNum { dim } => write!(f, "num_elem[{dim}] = 0"),
     }
 }
 
 /// The detail of a [`Fail::Kernel`] after its `<field> byte <offset>: ` prefix.
-fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result {
+fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, field: FieldRef, why: Why) -> fmt::Result {
     match why {
         Why::Byte(v) => match pred {
+            Pred::IsValidEnum if field.name == "reduce_op" => {
+                write!(f, "0x{v:02X} is not a REDUCE_OP")
+            }
             Pred::IsValidEnum => write!(f, "0x{v:02X} is not an ALU_OP"),
             Pred::IsZeroSubdim => write!(f, "{}; must be unused or x", PoolDim(v)),
-            Pred::HasValidActiveChannelRange => write!(f, "{v}; must be 1..=128"),
+            Pred::HasValidActiveChannelRange | Pred::CheckActiveChannels => {
+                write!(f, "{v}; must be 1..=128")
+            }
+            Pred::HasValidS3d3SeqBoundsChannels => write!(f, "{v}; must be 1"),
+            Pred::ValidReduceAxisEnum => write!(f, "{v}; must be all 0 or partitions 1"),
+            Pred::HasValidImmediates => write!(f, "{v}; IMM_SRC must be 0, 1 or 2"),
+            Pred::ExtTtaValidOp => write!(f, "{}; EXTENDED_TTA takes add or mult", AluOp(v)),
+            Pred::EmuAddrModeSupported => write!(
+                f,
+                "IMM_SRC {}: pointer and register immediates are not emulated (EC-60)",
+                crate::isa::enums::ImmSrc(v)
+            ),
+            Pred::ReservedZero if field.name == "completion_info" => write!(
+                f,
+                "0x{v:02X}; its reserved bits 1, 6 and 7 must be 0 (EC-55)"
+            ),
             _ => write!(f, "0x{v:02X}, must be 0"),
         },
         Why::Dtype(d) => match pred {
@@ -625,10 +657,25 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result
         Why::InOut {
             in_dtype,
             out_dtype,
-        } => write!(
-            f,
-            "in_dtype {in_dtype} != out_dtype {out_dtype}; COPY moves bits between equal dtypes"
-        ),
+        } => match pred {
+            Pred::HasValidSeqBoundsDtype => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}; each must be int32 or fp32"
+            ),
+            Pred::HasValidNonzeroWithCountDtype => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}; in must be int32 or fp32, out int32"
+            ),
+            Pred::EmuDtypeSupported => write!(
+                f,
+                "in_dtype {in_dtype}, out_dtype {out_dtype}: a bitwise reduce needs equal \
+                 8/16/32-bit integer dtypes (EC-54)"
+            ),
+            _ => write!(
+                f,
+                "in_dtype {in_dtype} != out_dtype {out_dtype}; COPY moves bits between equal dtypes"
+            ),
+        },
         Why::Op { opcode, op } => match pred {
             Pred::S4d4TrOpBypass => write!(f, "{op}; {opcode} needs bypass"),
             Pred::EmuOpcodeSupported => {
@@ -705,6 +752,20 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result
             region.name()
         ),
         Why::Elements(n) => write!(f, "{n} elements per lane > 2^24 (EC-40)"),
+        Why::Reduce { opcode, op } => write!(
+            f,
+            "{opcode} does not execute reduce op {op} (arith ops on 0x7C, bitwise ops on 0x7D; EC-54)"
+        ),
+        Why::AllAxisDst { dst } => write!(
+            f,
+            "the All axis writes one element, but the dst walk holds {dst}"
+        ),
+        Why::DerivedCount {
+            count,
+            expected,
+            rule,
+        } => write!(f, "count {count} != {rule} = {expected}"),
+        Why::BoundsDim { num } => write!(f, "num_elem[2] = {num}; must be 2 (starts, then ends)"),
         Why::Overlap(o) => write_overlap(f, o),
     }
 }
@@ -759,6 +820,42 @@ pub enum Pred {
     S3s3d3TtDstElementCntCheck,
     /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52).
     IsValidTensorTensorArithPool,
+    /// `s4d4_cr_reserved_zero` (bytes 37..39).
+    S4d4CrReservedZero,
+    /// `check_active_channels` (1..=128).
+    CheckActiveChannels,
+    /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
+    ValidReduceAxisEnum,
+    /// `valid_axis_dst_element_cnt`.
+    ValidAxisDstElementCnt,
+    /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
+    HasValidNcGetSequenceBounds,
+    /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
+    HasValidS3d3SeqBoundsChannels,
+    /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
+    S3d3SeqBoundsReservedZero,
+    /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
+    HasValidSeqBoundsDtype,
+    /// `s3d3_seq_bounds_element_count_check_t3d`.
+    S3d3SeqBoundsElementCountCheckT3d,
+    /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
+    HasValidNcNonzeroWithCount,
+    /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
+    S3d3NonzeroWithCountReservedZero,
+    /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
+    HasValidImmediates,
+    /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
+    HasValidNonzeroWithCountDtype,
+    /// `s3d3_nonzero_with_count_element_count_check_t3d`.
+    S3d3NonzeroWithCountElementCountCheckT3d,
+    /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
+    ReservedZero,
+    /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
+    ExtTtaValidOp,
+    /// `tensor2d_valid`.
+    Tensor2dValid,
+    /// `ext_tta_element_count` (EC-55).
+    ExtTtaElementCount,
     /// `emu_addr_mode_supported` (EC-5).
     EmuAddrModeSupported,
     /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
@@ -800,6 +897,26 @@ impl Pred {
             Pred::S3s3d3TtSrcElementCntCheck => "s3s3d3_tt_src_element_cnt_check",
             Pred::S3s3d3TtDstElementCntCheck => "s3s3d3_tt_dst_element_cnt_check",
             Pred::IsValidTensorTensorArithPool => "is_valid_tensor_tensor_arith_pool",
+            Pred::S4d4CrReservedZero => "s4d4_cr_reserved_zero",
+            Pred::CheckActiveChannels => "check_active_channels",
+            Pred::ValidReduceAxisEnum => "valid_reduce_axis_enum",
+            Pred::ValidAxisDstElementCnt => "valid_axis_dst_element_cnt",
+            Pred::HasValidNcGetSequenceBounds => "has_valid_nc_get_sequence_bounds",
+            Pred::HasValidS3d3SeqBoundsChannels => "has_valid_s3d3_seq_bounds_channels",
+            Pred::S3d3SeqBoundsReservedZero => "s3d3_seq_bounds_reserved_zero",
+            Pred::HasValidSeqBoundsDtype => "has_valid_seq_bounds_dtype",
+            Pred::S3d3SeqBoundsElementCountCheckT3d => "s3d3_seq_bounds_element_count_check_t3d",
+            Pred::HasValidNcNonzeroWithCount => "has_valid_nc_nonzero_with_count",
+            Pred::S3d3NonzeroWithCountReservedZero => "s3d3_nonzero_with_count_reserved_zero",
+            Pred::HasValidImmediates => "has_valid_immediates",
+            Pred::HasValidNonzeroWithCountDtype => "has_valid_nonzero_with_count_dtype",
+            Pred::S3d3NonzeroWithCountElementCountCheckT3d => {
+                "s3d3_nonzero_with_count_element_count_check_t3d"
+            }
+            Pred::ReservedZero => "reserved_zero",
+            Pred::ExtTtaValidOp => "ext_tta_valid_op",
+            Pred::Tensor2dValid => "tensor2d_valid",
+            Pred::ExtTtaElementCount => "ext_tta_element_count",
             Pred::EmuAddrModeSupported => "emu_addr_mode_supported",
             Pred::EmuOpcodeSupported => "emu_opcode_supported",
             Pred::EmuDtypeSupported => "emu_dtype_supported",
@@ -897,6 +1014,32 @@ pub enum Why {
     },
     /// Elements per lane of a walk beyond 2^24 (EC-40).
     Elements(u64),
+    /// A CrossLaneReduce op of the other opcode's class (EC-54).
+    Reduce {
+        /// The opcode.
+        opcode: Opcode,
+        /// The reduce op.
+        op: ReduceOp,
+    },
+    /// All-axis CrossLaneReduce: the dst walk must hold one element.
+    AllAxisDst {
+        /// Elements the dst walk holds.
+        dst: u64,
+    },
+    /// A count that must equal a value derived from another field's count.
+    DerivedCount {
+        /// count() of the named field.
+        count: u64,
+        /// The value it must equal.
+        expected: u64,
+        /// How `expected` is derived (`2 · count(src)`).
+        rule: &'static str,
+    },
+    /// GetSequenceBounds: `dst.num_elem[2]` must be 2.
+    BoundsDim {
+        /// `dst.num_elem[2]`.
+        num: u16,
+    },
     /// Shared bytes (EC-21, EC-42).
     Overlap(OverlapFault),
 }

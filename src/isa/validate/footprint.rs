@@ -259,3 +259,25 @@ fn first_not_in_place(src: Walk, dst: Walk) -> Option<i64> {
     });
     bad
 }
+
+/// EC-21 for walks whose lanes are listed by partition: `src` and `dst` share
+/// no byte in any partition that both touch. (Every lane walks the same byte
+/// pattern from its own partition, so the byte test is done once.)
+pub(crate) fn disjoint_partitions(
+    src: &Walk,
+    src_parts: &[u32],
+    dst: &Walk,
+    dst_parts: &[u32],
+) -> Result<(), OverlapFault> {
+    let meet = src.region == dst.region && src_parts.iter().any(|p| dst_parts.contains(p));
+    if !meet || src.hi <= dst.lo || dst.hi <= src.lo {
+        return Ok(());
+    }
+    match first_shared_byte(*src, *dst) {
+        Some(k) => Err(OverlapFault::SrcDst {
+            region: src.region,
+            offset: k as u32,
+        }),
+        None => Ok(()),
+    }
+}

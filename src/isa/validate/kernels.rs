@@ -8,14 +8,18 @@
 //! once into its typed struct.
 
 use super::fail::{Fail, OverlapFault, Pred, TensorFault, Why};
-use super::footprint::{Walk, in_place, outputs_distinct};
+use super::footprint::{Walk, disjoint_partitions, in_place, outputs_distinct};
 use super::{Target, check_event_modes_emulated};
 use crate::isa::d4_iota::{self, D4Iota};
-use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim};
+use crate::isa::enums::{AluOp, Dtype, Engine, ImmSrc, PoolDim, ReduceAxis};
+use crate::isa::extended::{self, EngineNop, ExtTta, completion};
 use crate::isa::layout::FieldRef;
 use crate::isa::opcode::{Opcode, OpcodeClass};
 use crate::isa::record::Record;
+use crate::isa::s3d3_nonzero::{self, S3d3NonzeroWithCount};
+use crate::isa::s3d3_seq_bounds::{self, S3d3SeqBounds};
 use crate::isa::s3s3d3_tt::{self, S3s3d3Tt};
+use crate::isa::s4d4_cr::{self, S4d4Cr};
 use crate::isa::s4d4_tr::{self, S4d4Tr};
 use crate::isa::tensor::{Addr4, Location, Region, TENSOR4D_BYTES, Tensor4d, Tensor4dBytes};
 use crate::limits::{Arch, MAX_KERNEL_ELEMENTS_PER_LANE, PARTITIONS};
@@ -26,6 +30,13 @@ pub(super) fn check(r: &Record, t: Target) -> Result<(), Fail> {
         OpcodeClass::D4Iota => iota(r, &D4Iota::decode(r), t),
         OpcodeClass::S4d4Tr => copy_cast(r, &S4d4Tr::decode(r), t),
         OpcodeClass::S3s3d3Tt => tensor_tensor(r, &S3s3d3Tt::decode(r), t),
+        OpcodeClass::S4d4Cr => cross_lane_reduce(r, &S4d4Cr::decode(r), t),
+        OpcodeClass::SeqBounds => sequence_bounds(r, &S3d3SeqBounds::decode(r), t),
+        OpcodeClass::NonzeroWithCount => nonzero_with_count(r, &S3d3NonzeroWithCount::decode(r), t),
+        OpcodeClass::Extended => match extended::spec_of(r) {
+            extended::spec::ENGINE_NOP => engine_nop(r, &EngineNop::decode(r), t),
+            _ => ext_tta(r, &ExtTta::decode(r), t),
+        },
         _ => unreachable!("the caller dispatches these classes only"),
     }
 }
@@ -44,8 +55,10 @@ struct Opnd {
     t: Tensor4d,
     dtype: Dtype,
     write: bool,
-    /// TENSOR3D (`tensor3d_valid`) or TENSOR4D (`tensor4d_valid`).
-    three_d: bool,
+    /// 2, 3 or 4: which of `tensor2d_valid`, `tensor3d_valid`, `tensor4d_valid`.
+    dims: usize,
+    /// EC-41: whether the vendor's region flags admit PSUM.
+    psum_ok: bool,
 }
 
 impl Opnd {
@@ -55,7 +68,16 @@ impl Opnd {
             t,
             dtype,
             write,
-            three_d: false,
+            dims: 4,
+            psum_ok: true,
+        }
+    }
+
+    /// The same operand, SBUF only (EC-41).
+    fn sbuf_only(self) -> Opnd {
+        Opnd {
+            psum_ok: false,
+            ..self
         }
     }
 
@@ -88,12 +110,14 @@ fn dtype_valid(field: FieldRef, d: Dtype, fp32r: bool, bits64: bool) -> Result<(
 
 /// `has_valid_active_channel_range`: 1..=128.
 fn channel_range(field: FieldRef, channels: u8) -> Result<(), Fail> {
+    channels_in_range(Pred::HasValidActiveChannelRange, field, channels)
+}
+
+/// `pred` (`has_valid_active_channel_range` or `check_active_channels`,
+/// EC-40: both mean 1..=128).
+fn channels_in_range(pred: Pred, field: FieldRef, channels: u8) -> Result<(), Fail> {
     if channels == 0 || channels as u32 > PARTITIONS {
-        return Err(fail(
-            Pred::HasValidActiveChannelRange,
-            field,
-            Why::Byte(channels),
-        ));
+        return Err(fail(pred, field, Why::Byte(channels)));
     }
     Ok(())
 }
@@ -121,10 +145,10 @@ fn start_addr(o: &Opnd, channels: u8) -> Result<(), Fail> {
 /// (SBUF or PSUM): register-mode rule, region, alignment, PSUM write needs a
 /// 4-byte dtype, every num non-zero (SPEC §3, EC-40).
 fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
-    let pred = if o.three_d {
-        Pred::Tensor3dValid
-    } else {
-        Pred::Tensor4dValid
+    let pred = match o.dims {
+        2 => Pred::Tensor2dValid,
+        3 => Pred::Tensor3dValid,
+        _ => Pred::Tensor4dValid,
     };
     let bad = |why| Err(fail(pred, o.field, Why::Tensor(why)));
     let addr = o.t.addr.0;
@@ -138,6 +162,9 @@ fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
         let Some(loc) = o.loc() else {
             return bad(TensorFault::Region { addr });
         };
+        if loc.region == Region::Psum && !o.psum_ok {
+            return bad(TensorFault::PsumNotAllowed { addr });
+        }
         if o.t.addr.byte_addr() & (size - 1) != 0 {
             return bad(TensorFault::Alignment { addr, align: size });
         }
@@ -145,8 +172,7 @@ fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
             return bad(TensorFault::PsumWriteDtype { dtype: o.dtype });
         }
     }
-    let dims = if o.three_d { 3 } else { 4 };
-    if let Some(dim) = (0..dims).find(|&d| o.t.num[d] == 0) {
+    if let Some(dim) = (0..o.dims).find(|&d| o.t.num[d] == 0) {
         return bad(TensorFault::ZeroNum { dim: dim as u8 });
     }
     Ok(())
@@ -510,7 +536,8 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
         t: t.to_4d(),
         dtype,
         write,
-        three_d: true,
+        dims: 3,
+        psum_ok: true,
     };
     let src0 = three(f(off::SRC0), &p.src0, s0, false);
     let src1 = three(f(off::SRC1), &p.src1, s1, false);
@@ -583,6 +610,449 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     footprints(&ops, t.arch)?;
     kernel_shape(&[c0, c1, cd])?;
     overlap(&[src0, src1], &dst, ch)
+}
+
+// ---------------------------------------------------------------------------
+// Shared by the stretch kernels
+// ---------------------------------------------------------------------------
+
+/// The first non-zero byte of `bytes` (at record offset `at`) as a failure of
+/// `pred`, named as byte `at + i` of `field`.
+fn reserved(pred: Pred, field: FieldRef, at: usize, bytes: &[u8]) -> Result<(), Fail> {
+    match bytes.iter().position(|&b| b != 0) {
+        Some(i) => Err(fail(
+            pred,
+            FieldRef {
+                offset: (at + i) as u8,
+                ..field
+            },
+            Why::Byte(bytes[i]),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A TENSOR3D operand, SBUF only (EC-41).
+fn sbuf3(field: FieldRef, t: &crate::isa::tensor::Tensor3d, dtype: Dtype, write: bool) -> Opnd {
+    Opnd {
+        field,
+        t: t.to_4d(),
+        dtype,
+        write,
+        dims: 3,
+        psum_ok: false,
+    }
+}
+
+/// The partitions of `lanes` lanes from the operand's start partition.
+fn partitions(o: &Opnd, lanes: impl Iterator<Item = u32>) -> Vec<u32> {
+    let start = o.loc().map_or(0, |l| l.partition);
+    lanes.map(|p| start + p).collect()
+}
+
+/// `emu_overlap` for kernels whose src and dst must be disjoint (EC-21):
+/// no two dst elements share a byte, and no src byte is a dst byte in a
+/// partition both touch.
+fn overlap_disjoint(
+    src: &Opnd,
+    src_parts: &[u32],
+    dst: &Opnd,
+    dst_parts: &[u32],
+) -> Result<(), Fail> {
+    let fault = |o: OverlapFault| fail(Pred::EmuOverlap, dst.field, Why::Overlap(o));
+    let (sb, db) = (src.bytes(), dst.bytes());
+    let (sw, dw) = (walk(src, &sb), walk(dst, &db));
+    outputs_distinct(&dw).map_err(fault)?;
+    disjoint_partitions(&sw, src_parts, &dw, dst_parts).map_err(fault)
+}
+
+/// EC-58: a kernel with no row in SUNDA's table.
+fn not_on_sunda(pred: Pred, opcode: Opcode, t: Target) -> Result<(), Fail> {
+    if t.arch == Arch::Sunda {
+        let field = FieldRef {
+            name: "opcode",
+            offset: 0,
+        };
+        return Err(fail(
+            pred,
+            field,
+            Why::Arch {
+                opcode,
+                arch: t.arch,
+            },
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// 0x7C / 0x7D CROSS_LANE_REDUCE
+// ---------------------------------------------------------------------------
+
+fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
+    use s4d4_cr::off;
+    let f = S4d4Cr::field;
+    let opcode = p.opcode();
+    reserved(
+        Pred::S4d4CrReservedZero,
+        f(off::RESERVED0),
+        off::RESERVED0,
+        &p.reserved0,
+    )?;
+    // EC-40: a REDUCE_OP byte > 5 fails is_valid_enum right after the reserved bytes.
+    if !p.reduce_op.is_named() {
+        return Err(fail(
+            Pred::IsValidEnum,
+            f(off::REDUCE_OP),
+            Why::Byte(p.reduce_op.0),
+        ));
+    }
+    dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
+    dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
+    let ch = p.num_active_channels;
+    let src = Opnd::four(f(off::SRC), p.src, p.in_dtype, false).sbuf_only();
+    let dst = Opnd::four(f(off::DST), p.dst, p.out_dtype, true).sbuf_only();
+    start_addr(&src, ch)?;
+    start_addr(&dst, 1)?;
+    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    tensor_valid(&src)?;
+    tensor_valid(&dst)?;
+    if !p.reduce_axis.is_named() {
+        return Err(fail(
+            Pred::ValidReduceAxisEnum,
+            f(off::REDUCE_AXIS),
+            Why::Byte(p.reduce_axis.0),
+        ));
+    }
+    let src_count = (src.field, p.src.elements());
+    let dst_count = (dst.field, p.dst.elements());
+    if p.reduce_axis == ReduceAxis::ALL {
+        // Every dst num is 1, unless the dst shape comes from a register.
+        if !p.dst.addr.shape_from_register() && p.dst.num != [1; 4] {
+            return Err(fail(
+                Pred::ValidAxisDstElementCnt,
+                dst.field,
+                Why::AllAxisDst { dst: dst_count.1 },
+            ));
+        }
+    } else {
+        same_count(Pred::ValidAxisDstElementCnt, dst_count, src_count)?;
+    }
+    addr_modes(&[src, dst])?;
+    check_event_modes_emulated(r)?;
+    // EC-54: arith ops on 0x7C, bitwise ops on 0x7D.
+    let arith = opcode == Opcode::CROSS_LANE_REDUCE_ARITH;
+    if p.reduce_op.is_arith() != arith {
+        return Err(fail(
+            Pred::EmuOpcodeSupported,
+            f(off::REDUCE_OP),
+            Why::Reduce {
+                opcode,
+                op: p.reduce_op,
+            },
+        ));
+    }
+    if arith {
+        for (at, d) in [(off::IN_DTYPE, p.in_dtype), (off::OUT_DTYPE, p.out_dtype)] {
+            if d.is_fp8() {
+                return Err(fail(Pred::EmuDtypeSupported, f(at), Why::Dtype(d)));
+            }
+        }
+    } else {
+        let int32 = matches!(p.in_dtype.size(), Some(1 | 2 | 4)) && p.in_dtype.is_int();
+        if p.in_dtype != p.out_dtype || !int32 {
+            return Err(fail(
+                Pred::EmuDtypeSupported,
+                f(off::OUT_DTYPE),
+                Why::InOut {
+                    in_dtype: p.in_dtype,
+                    out_dtype: p.out_dtype,
+                },
+            ));
+        }
+    }
+    footprints(&[src, dst], t.arch)?;
+    kernel_shape(&[src_count, dst_count])?;
+    let src_parts = partitions(&src, 0..ch as u32);
+    let dst_parts = partitions(&dst, 0..1);
+    overlap_disjoint(&src, &src_parts, &dst, &dst_parts)
+}
+
+// ---------------------------------------------------------------------------
+// 0xBE GET_SEQUENCE_BOUNDS
+// ---------------------------------------------------------------------------
+
+fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail> {
+    use s3d3_seq_bounds::off;
+    let f = S3d3SeqBounds::field;
+    not_on_sunda(
+        Pred::HasValidNcGetSequenceBounds,
+        Opcode::GET_SEQUENCE_BOUNDS,
+        t,
+    )?;
+    let ch = p.num_active_channels;
+    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    if ch != 1 {
+        return Err(fail(
+            Pred::HasValidS3d3SeqBoundsChannels,
+            f(off::NUM_ACTIVE_CHANNELS),
+            Why::Byte(ch),
+        ));
+    }
+    let rz = Pred::S3d3SeqBoundsReservedZero;
+    reserved(rz, f(off::RESERVED0), off::RESERVED0, &[p.reserved0])?;
+    reserved(rz, f(off::RESERVED1), off::RESERVED1, &p.reserved1)?;
+    dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
+    dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
+    let ok = |d| matches!(d, Dtype::INT32 | Dtype::FP32);
+    if !ok(p.in_dtype) || !ok(p.out_dtype) {
+        let at = if ok(p.in_dtype) {
+            off::OUT_DTYPE
+        } else {
+            off::IN_DTYPE
+        };
+        return Err(fail(
+            Pred::HasValidSeqBoundsDtype,
+            f(at),
+            Why::InOut {
+                in_dtype: p.in_dtype,
+                out_dtype: p.out_dtype,
+            },
+        ));
+    }
+    let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
+    let dst = sbuf3(f(off::DST), &p.dst, p.out_dtype, true);
+    start_addr(&src, ch)?;
+    start_addr(&dst, ch)?;
+    tensor_valid(&src)?;
+    tensor_valid(&dst)?;
+    let (n, m) = (p.src.elements(), p.dst.elements());
+    let pred = Pred::S3d3SeqBoundsElementCountCheckT3d;
+    if m != 2 * n {
+        let why = Why::DerivedCount {
+            count: m,
+            expected: 2 * n,
+            rule: "2 · count(src)",
+        };
+        return Err(fail(pred, dst.field, why));
+    }
+    if p.dst.num[2] != 2 {
+        return Err(fail(pred, dst.field, Why::BoundsDim { num: p.dst.num[2] }));
+    }
+    addr_modes(&[src, dst])?;
+    check_event_modes_emulated(r)?;
+    footprints(&[src, dst], t.arch)?;
+    kernel_shape(&[(src.field, n), (dst.field, m)])?;
+    let (sp, dp) = (partitions(&src, 0..1), partitions(&dst, 0..1));
+    overlap_disjoint(&src, &sp, &dst, &dp)
+}
+
+// ---------------------------------------------------------------------------
+// 0xF2 NONZERO_WITH_COUNT
+// ---------------------------------------------------------------------------
+
+fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result<(), Fail> {
+    use s3d3_nonzero::off;
+    let f = S3d3NonzeroWithCount::field;
+    not_on_sunda(
+        Pred::HasValidNcNonzeroWithCount,
+        Opcode::NONZERO_WITH_COUNT,
+        t,
+    )?;
+    let ch = p.num_active_channels;
+    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    let rz = Pred::S3d3NonzeroWithCountReservedZero;
+    reserved(rz, f(off::RESERVED0), off::RESERVED0, &p.reserved0)?;
+    reserved(rz, f(off::RESERVED1), off::RESERVED1, &p.reserved1)?;
+    // EC-60: has_valid_immediates fails iff the IMM_SRC byte is not 0, 1 or 2.
+    for (at, s) in [
+        (off::INDEX_OFFSET_SRC, p.index_offset_src),
+        (off::PADDING_VAL_SRC, p.padding_val_src),
+    ] {
+        if !s.is_named() {
+            return Err(fail(Pred::HasValidImmediates, f(at), Why::Byte(s.0)));
+        }
+    }
+    dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
+    dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
+    let in_ok = matches!(p.in_dtype, Dtype::INT32 | Dtype::FP32);
+    if !in_ok || p.out_dtype != Dtype::INT32 {
+        let at = if in_ok { off::OUT_DTYPE } else { off::IN_DTYPE };
+        return Err(fail(
+            Pred::HasValidNonzeroWithCountDtype,
+            f(at),
+            Why::InOut {
+                in_dtype: p.in_dtype,
+                out_dtype: p.out_dtype,
+            },
+        ));
+    }
+    let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
+    let dst = sbuf3(f(off::DST), &p.dst, p.out_dtype, true);
+    start_addr(&src, ch)?;
+    start_addr(&dst, ch)?;
+    tensor_valid(&src)?;
+    tensor_valid(&dst)?;
+    let (n, m) = (p.src.elements(), p.dst.elements());
+    if m != n + 1 {
+        return Err(fail(
+            Pred::S3d3NonzeroWithCountElementCountCheckT3d,
+            dst.field,
+            Why::DerivedCount {
+                count: m,
+                expected: n + 1,
+                rule: "count(src) + 1",
+            },
+        ));
+    }
+    addr_modes(&[src, dst])?;
+    // EC-60: pointer and register immediates are not emulated.
+    for (at, s) in [
+        (off::INDEX_OFFSET_SRC, p.index_offset_src),
+        (off::PADDING_VAL_SRC, p.padding_val_src),
+    ] {
+        if s != ImmSrc::INLINE {
+            return Err(fail(Pred::EmuAddrModeSupported, f(at), Why::Byte(s.0)));
+        }
+    }
+    check_event_modes_emulated(r)?;
+    // EC-56: only lanes whose src partition is the first of a core are processed.
+    let lanes: Vec<u32> = {
+        let start = src.loc().map_or(0, |l| l.partition);
+        (0..ch as u32)
+            .filter(|q| (start + q).is_multiple_of(crate::limits::LANES_PER_POOL_CORE))
+            .collect()
+    };
+    if lanes.is_empty() {
+        // No processed lane: nothing is read or written (§16b.5).
+        return kernel_shape(&[(src.field, n), (dst.field, m)]);
+    }
+    footprints(&[src, dst], t.arch)?;
+    kernel_shape(&[(src.field, n), (dst.field, m)])?;
+    let sp = partitions(&src, lanes.iter().copied());
+    let dp = partitions(&dst, lanes.iter().copied());
+    overlap_disjoint(&src, &sp, &dst, &dp)
+}
+
+// ---------------------------------------------------------------------------
+// 0xF0 spec 0 ENGINE_NOP and spec 2 EXTENDED_TTA (EC-55)
+// ---------------------------------------------------------------------------
+
+/// EC-55: completion_info's reserved bits 1, 6 and 7 must be zero.
+fn completion_reserved(field: FieldRef, info: u8) -> Result<(), Fail> {
+    if info & completion::RESERVED != 0 {
+        return Err(fail(Pred::ReservedZero, field, Why::Byte(info)));
+    }
+    Ok(())
+}
+
+fn engine_nop(r: &Record, p: &EngineNop, t: Target) -> Result<(), Fail> {
+    use extended::nop_off as off;
+    let f = EngineNop::field;
+    // EC-55
+    completion_reserved(f(off::COMPLETION_INFO), p.completion_info)?;
+    reserved(
+        Pred::ReservedZero,
+        f(off::RESERVED),
+        off::RESERVED,
+        &p.reserved,
+    )?;
+    check_event_modes_emulated(r)?;
+    // EC-58: SUNDA has no 0xF0 rows.
+    if t.arch == Arch::Sunda {
+        let why = Why::Arch {
+            opcode: Opcode::EXTENDED_INST,
+            arch: t.arch,
+        };
+        return Err(fail(Pred::EmuOpcodeSupported, f(off::SPEC), why));
+    }
+    Ok(())
+}
+
+/// src0's dtype nibble of EXTENDED_TTA (EC-43).
+const TTA_SRC0_DTYPE: FieldRef = FieldRef {
+    name: "in_dtypes (src0, low nibble)",
+    offset: extended::tta_off::IN_DTYPES as u8,
+};
+/// src1's dtype nibble of EXTENDED_TTA (EC-43).
+const TTA_SRC1_DTYPE: FieldRef = FieldRef {
+    name: "in_dtypes (src1, high nibble)",
+    offset: extended::tta_off::IN_DTYPES as u8,
+};
+
+fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
+    use extended::tta_off as off;
+    let f = ExtTta::field;
+    // EC-55, in this order.
+    completion_reserved(f(off::COMPLETION_INFO), p.completion_info)?;
+    reserved(
+        Pred::ReservedZero,
+        f(off::RESERVED0),
+        off::RESERVED0,
+        &p.reserved0,
+    )?;
+    reserved(
+        Pred::ReservedZero,
+        f(off::RESERVED1),
+        off::RESERVED1,
+        &p.reserved1,
+    )?;
+    if !matches!(p.op, AluOp::ADD | AluOp::MULT) {
+        return Err(fail(Pred::ExtTtaValidOp, f(off::OP), Why::Byte(p.op.0)));
+    }
+    let (s0, s1, out) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype);
+    dtype_valid(f(off::OUT_DTYPE), out, true, false)?;
+    dtype_valid(TTA_SRC0_DTYPE, s0, false, false)?;
+    dtype_valid(TTA_SRC1_DTYPE, s1, false, false)?;
+    // EC-55's lanes: 16 per active port, 128 for 0 ports.
+    let lanes = completion::lanes(p.completion_info) as u8;
+    let two = |field, t: &crate::isa::tensor::Tensor2d, dtype, write| Opnd {
+        field,
+        t: t.to_4d(),
+        dtype,
+        write,
+        dims: 2,
+        psum_ok: false,
+    };
+    let src0 = two(f(off::SRC0), &p.src0, s0, false);
+    let src1 = two(f(off::SRC1), &p.src1, s1, false);
+    let dst = two(f(off::DST), &p.dst, out, true);
+    let ops = [src0, src1, dst];
+    for o in &ops {
+        start_addr(o, lanes)?;
+    }
+    for o in &ops {
+        tensor_valid(o)?;
+    }
+    let c0 = (src0.field, p.src0.elements());
+    let c1 = (src1.field, p.src1.elements());
+    let cd = (dst.field, p.dst.elements());
+    same_count(Pred::ExtTtaElementCount, c1, c0)?;
+    same_count(Pred::ExtTtaElementCount, cd, c0)?;
+    addr_modes(&ops)?;
+    check_event_modes_emulated(r)?;
+    if t.arch == Arch::Sunda {
+        // EC-58
+        let why = Why::Arch {
+            opcode: Opcode::EXTENDED_INST,
+            arch: t.arch,
+        };
+        return Err(fail(Pred::EmuOpcodeSupported, f(off::SPEC), why));
+    }
+    // EC-44: FP8 on the converting path.
+    for (field, d) in [
+        (TTA_SRC0_DTYPE, s0),
+        (TTA_SRC1_DTYPE, s1),
+        (f(off::OUT_DTYPE), out),
+    ] {
+        if d.is_fp8() {
+            return Err(fail(Pred::EmuDtypeSupported, field, Why::Dtype(d)));
+        }
+    }
+    footprints(&ops, t.arch)?;
+    kernel_shape(&[c0, c1, cd])?;
+    // EC-42
+    overlap(&[src0, src1], &dst, lanes)
 }
 
 #[cfg(test)]

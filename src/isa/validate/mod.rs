@@ -17,6 +17,7 @@ pub use fail::{
 };
 
 use super::enums::Engine;
+use super::extended;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::stream::{StreamError, records};
@@ -87,7 +88,20 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     }
     // 5./6./7. per class.
     match class {
-        OpcodeClass::S4d4Tr | OpcodeClass::D4Iota | OpcodeClass::S3s3d3Tt => kernels::check(r, t),
+        OpcodeClass::S4d4Tr
+        | OpcodeClass::D4Iota
+        | OpcodeClass::S3s3d3Tt
+        | OpcodeClass::S4d4Cr
+        | OpcodeClass::SeqBounds
+        | OpcodeClass::NonzeroWithCount => kernels::check(r, t),
+        // SPEC §5 step 5 (EC-58): only specs 0 and 2 have a modelled struct.
+        OpcodeClass::Extended if !extended::modelled(extended::spec_of(r)) => {
+            Err(Fail::EmuOpcodeSupported {
+                opcode: h.opcode,
+                why: Unsupported::NotEmulated,
+            })
+        }
+        OpcodeClass::Extended => kernels::check(r, t),
         OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
             opcode: h.opcode,
             why: Unsupported::NotEmulated,

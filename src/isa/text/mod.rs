@@ -12,7 +12,7 @@
 //! whitespace, except inside `{…}`, where whitespace belongs to the token.
 //! Mnemonics, keys and names are case-sensitive.
 //!
-//! A record takes one of three forms ([`Form`]); the disassembler picks the
+//! A record takes one of four forms ([`Form`]); the disassembler picks the
 //! first that fits.
 //!
 //! ## 1. S4D4_PL fields (POOL 0x45, MAX_POOL_SELECT 0x58)
@@ -52,9 +52,66 @@
 //! field's range is an error, never truncated. `scale` refuses `nan` (write
 //! the exact bits) and a decimal that overflows f32 (write `inf`).
 //!
-//! ## 2. Events only (every other named opcode)
+//! ## 2. Kernel fields (COPY, CAST, IOTA, the tensor-tensor pair, CROSS_LANE_REDUCE, GET_SEQUENCE_BOUNDS, NONZERO_WITH_COUNT, EXTENDED_INST specs 0 and 2)
 //!
-//! Used for a record whose opcode has a name ([`Opcode::name`]), whose byte
+//! Used when byte 1 is 16 and every reserved byte of the opcode's struct is
+//! zero (S4D4_TR bytes 39..44; D4_IOTA bytes 32, 35, 40..44; S3S3D3_TT has
+//! none; S4D4_CR 37..40; S3D3_SEQ_BOUNDS 13, 48..64; S3D3_NONZERO_WITH_COUNT
+//! 37..40, 60..64; ENGINE_NOP 14..64; EXTENDED_TTA 17..20, 56..64). The keys come from the struct's one layout table
+//! ([`crate::isa::layout`]) and print in byte order; required keys are always
+//! printed, optional keys (`neg`, `op`, `op_dim`, `mask` of S4D4_TR) only when
+//! non-zero, and an absent optional key means zero.
+//!
+//! ```text
+//! COPY src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=fp32 out=fp32 ch=16 dst=sbuf[0]+0x100{8:1 1:1 1:1 1:1}
+//! IOTA data=0{8:1 1:0 1:0 1:0} out=int32 ch=16 mult=8 dst=sbuf[0]+0x0{8:1 1:1 1:1 1:1}
+//! TENSOR_TENSOR_ARITH in=int32:int32 out=int32 op=add_int ch=16 src0=sbuf[0]+0x0{8:1 1:1 1:1} src1=sbuf[0]+0x40{8:1 1:1 1:1} dst=sbuf[0]+0x80{8:1 1:1 1:1}
+//! ```
+//!
+//! | struct | key | field (byte) | printed as |
+//! |---|---|---|---|
+//! | S4D4_TR | `src`, `dst` | TENSOR4D (12, 44) | as in form 1 |
+//! | | `in`, `out` | in_dtype (32), out_dtype (33) | a dtype name or `0xNN` |
+//! | | `ch` | num_active_channels (34) | decimal |
+//! | | `neg`, `mask` | negated (35), mask_enable (38); optional | decimal |
+//! | | `op` | op (36), ALU_OP; optional | `bypass` `add` … `add_int` … (the header names in lower case), else `0xNN` |
+//! | | `op_dim` | op_dim (37), TENSOR_SUBDIM; optional | `unused` `x` `xy` `xyz` `xyzw`, else `0xNN` |
+//! | D4_IOTA | `data` | DATA4D (12) | `<base>{n0:s0 n1:s1 n2:s2 n3:s3}`, base a signed i32 |
+//! | | `out`, `ch` | out_dtype (33), num_active_channels (34) | as above |
+//! | | `mult` | channel_multiplier (36) | signed i32 |
+//! | | `dst` | TENSOR4D (44) | as in form 1 |
+//! | S3S3D3_TT | `in` | in0_in1_dtype (12), DTYPE_PAIR | `<src0>:<src1>`, each nibble a dtype name (EC-43) |
+//! | | `out`, `op`, `ch` | out_dtype (13), op (14), num_active_channels (15) | as above |
+//! | | `src0`, `src1`, `dst` | TENSOR3D (16, 32, 48) | `<addr>{n0:s0 n1:s1 n2:s2}` |
+//!
+//! The structs of issue (2) follow the same rules:
+//!
+//! | struct | key | field (byte) | printed as |
+//! |---|---|---|---|
+//! | S4D4_CR (0x7C, 0x7D) | `src`, `in`, `out`, `ch`, `dst` | as S4D4_TR (12, 32, 33, 34, 44) | as above |
+//! | | `op` | reduce_op (35) | `add` `average` `max` `bitwise_or` `bitwise_and` `bitwise_xor`, else `0xNN` |
+//! | | `axis` | reduce_axis (36) | `all` `partitions`, else `0xNN` |
+//! | | `scale` | scale (40), f32 | as POOL's `scale` |
+//! | S3D3_SEQ_BOUNDS (0xBE) | `ch`, `in`, `out` | 12, 14, 15 | as above |
+//! | | `src`, `dst` | TENSOR3D (16, 32) | as above |
+//! | S3D3_NONZERO_WITH_COUNT (0xF2) | `ch`, `in`, `out` | 12, 13, 14 | as above |
+//! | | `offset_src`, `pad_src` | IMM_SRC (15, 36); optional | `inline` `pointer` `register`, else `0xNN` |
+//! | | `offset`, `pad` | IMM_VAL (32, 40) | signed i32 |
+//! | | `src`, `dst` | TENSOR3D (16, 44) | as above |
+//! | 0xF0 spec 0 ENGINE_NOP | `spec`, `info` | spec (12), completion_info (13) | decimal |
+//! | 0xF0 spec 2 EXTENDED_TTA | `spec`, `info`, `in`, `out`, `op` | 12, 13, 14, 15, 16 | as above |
+//! | | `src0`, `src1`, `dst` | TENSOR2D (20, 32, 44) | `<addr>{n0:s0 n1:s1}` |
+//!
+//! For EXTENDED_INST the `spec` key chooses the struct (EC-15), so the
+//! assembler reads it first; a spec other than 0 and 2 has no field form
+//! (such records print as `.raw`).
+//!
+//! Signed numbers (`mult`, `offset`, `pad`, the DATA4D base) take an optional
+//! `-`; a nibble takes a dtype name or a number 0..=15.
+//!
+//! ## 3. Events only (every other named opcode)
+//!
+//! Used for a record whose opcode has a name ([`Opcode::name`](crate::isa::Opcode::name)), whose byte
 //! 1 is 16 and whose bytes 12..64 are all zero:
 //!
 //! ```text
@@ -62,7 +119,7 @@
 //! EVENT_SEMAPHORE wait=sem_ge[3] update=sem_inc[4] value=5
 //! ```
 //!
-//! ## Event and debug keys (forms 1 and 2)
+//! ## Event and debug keys (forms 1, 2 and 3)
 //!
 //! | key | bytes | printed when |
 //! |---|---|---|
@@ -72,14 +129,14 @@
 //! | `debug=0xCC:0xHH` | debug_cmd (2), debug_hint (3) | either is non-zero |
 //!
 //! Modes print their name (`sem_ge`, `evt_set_then_clear`, `sem_inc_done`,
-//! …, see [`WaitMode`] and [`UpdateMode`]) or `0xNN` when the byte has none;
+//! …, see [`WaitMode`](crate::isa::WaitMode) and [`UpdateMode`](crate::isa::UpdateMode)) or `0xNN` when the byte has none;
 //! input takes a name or any byte. An absent key means zero.
 //!
-//! ## 3. Raw
+//! ## 4. Raw
 //!
 //! Everything else: `.raw` and exactly 128 hex digits (printed lower-case,
 //! read in either case), followed by a comment naming the opcode
-//! (`; IOTA`, `; 0x13`).
+//! (`; TENSOR_REDUCE_BITVEC`, `; 0x13`).
 //!
 //! # Errors
 //!
@@ -115,12 +172,12 @@
 //! let recs = asm("DRAIN update=evt_set[9] debug=0x01:0x2A  ; a comment\n\
 //!                 \n\
 //!                 ; a whole-line comment\n\
-//!                 IOTA\n").unwrap();
+//!                 TENSOR_REDUCE_BITVEC\n").unwrap();
 //! assert_eq!(disasm_record(&recs[0]), "DRAIN update=evt_set[9] debug=0x01:0x2A");
-//! assert_eq!(disasm_record(&recs[1]), "IOTA");
+//! assert_eq!(disasm_record(&recs[1]), "TENSOR_REDUCE_BITVEC");
 //! let mut odd = recs[1];
-//! odd.0[63] = 0xAB; // IOTA's operands are not modelled: printed raw
-//! assert_eq!(disasm_record(&odd), format!(".raw 7e10{}ab ; IOTA", "0".repeat(122)));
+//! odd.0[63] = 0xAB; // 0x52's operands are not modelled (EC-58): printed raw
+//! assert_eq!(disasm_record(&odd), format!(".raw 5210{}ab ; TENSOR_REDUCE_BITVEC", "0".repeat(122)));
 //! assert_eq!(asm(&disasm_record(&odd)).unwrap(), [odd]);
 //! ```
 //!
@@ -140,29 +197,40 @@
 //! ```
 //! use tpb_emu::isa::{stream, text::{asm, disasm_stream}};
 //!
-//! let recs = asm("DRAIN\nIOTA wait=evt_set[1]").unwrap();
+//! let recs = asm("DRAIN\nTENSOR_DEQUANTIZE wait=evt_set[1]").unwrap();
 //! let text = disasm_stream(&stream::to_bytes(&recs)).unwrap();
-//! assert_eq!(text, "DRAIN  ; @0\nIOTA wait=evt_set[1]  ; @64\n");
+//! assert_eq!(text, "DRAIN  ; @0\nTENSOR_DEQUANTIZE wait=evt_set[1]  ; @64\n");
 //! assert_eq!(asm(&text).unwrap(), recs);
 //! ```
 
-use super::enums::{Dtype, PoolDim, PoolFunc, UpdateMode, WaitMode};
-use super::opcode::{Opcode, OpcodeClass};
-use super::record::{Events, Header, Record, hex};
-use super::s4d4_pl::S4d4Pl;
-use super::stream::{StreamError, records};
-use super::tensor::{Addr4, Region, Tensor4d};
-use crate::limits::{INST_WORD_LEN, PARTITIONS, RECORD_BYTES};
-use std::fmt::Write;
+mod asm;
+mod disasm;
 
-/// Which of the three text forms a record takes (see the [module docs](self)).
+pub use asm::{ParseError, asm, asm_line};
+pub use disasm::{disasm_record, disasm_stream};
+
+use super::extended;
+use super::layout::{FieldDef, Role};
+use super::opcode::Opcode;
+use super::opcode::OpcodeClass;
+use super::record::Record;
+use super::s4d4_pl::S4d4Pl;
+use super::{
+    D4Iota, EngineNop, ExtTta, S3d3NonzeroWithCount, S3d3SeqBounds, S3s3d3Tt, S4d4Cr, S4d4Tr,
+};
+use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
+
+/// Which of the four text forms a record takes (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Form {
     /// Form 1: POOL or MAX_POOL_SELECT, field by field.
     S4d4Pl,
-    /// Form 2: a named opcode with nothing but its events and debug bytes.
+    /// Form 2: a kernel struct of SPEC-KERNELS (COPY, CAST, IOTA, the
+    /// tensor-tensor pair), field by field from its layout table.
+    Fields,
+    /// Form 3: a named opcode with nothing but its events and debug bytes.
     EventsOnly,
-    /// Form 3: `.raw` hex.
+    /// Form 4: `.raw` hex.
     Raw,
 }
 
@@ -180,6 +248,12 @@ pub fn form(r: &Record) -> Form {
         } else {
             Form::Raw
         }
+    } else if let Some(fields) = layout(h.opcode, r.0[EVENTS_END]) {
+        if reserved_zero(r, fields) {
+            Form::Fields
+        } else {
+            Form::Raw
+        }
     } else if r.first_nonzero(EVENTS_END..RECORD_BYTES).is_none() {
         Form::EventsOnly
     } else {
@@ -188,693 +262,41 @@ pub fn form(r: &Record) -> Form {
 }
 
 /// First byte after the header and events band (SPEC §1).
-const EVENTS_END: usize = 12;
+pub(crate) const EVENTS_END: usize = 12;
 
-// ---------------------------------------------------------------------------
-// Disassembler
-// ---------------------------------------------------------------------------
-
-/// Prints one record as one line of text (no trailing newline). Never fails:
-/// any 64 bytes print, and [`asm`] reads them back exactly.
-pub fn disasm_record(r: &Record) -> String {
-    let mut s = String::new();
-    match form(r) {
-        Form::S4d4Pl => {
-            let p = S4d4Pl::decode(r);
-            let _ = write!(
-                s,
-                "{} func={} dim={} in={} out={} ch={} scale={} src={} dst={}",
-                p.opcode(),
-                p.pool_func,
-                p.pool_dim,
-                p.in_dtype,
-                p.out_dtype,
-                p.num_active_channels,
-                fmt_scale(p.pool_scale_bits),
-                fmt_tensor(&p.src),
-                fmt_tensor(&p.dst),
-            );
-            push_events(&mut s, &p.header, &p.events);
-        }
-        Form::EventsOnly => {
-            let _ = write!(s, "{}", r.opcode());
-            push_events(&mut s, &r.header(), &r.events());
-        }
-        Form::Raw => {
-            let _ = write!(s, ".raw {} ; {}", hex(r.bytes()), r.opcode());
-        }
-    }
-    s
-}
-
-/// Prints a record stream: one line per record, each ending in its decimal
-/// byte offset (`DRAIN  ; @64`; a `.raw` line extends its comment:
-/// `.raw … ; IOTA @128`). Every line ends with a newline; an empty stream
-/// prints as the empty string. Fails only when the length is not a multiple
-/// of 64.
-pub fn disasm_stream(bytes: &[u8]) -> Result<String, StreamError> {
-    let mut out = String::new();
-    for (offset, r) in records(bytes)? {
-        let line = disasm_record(&r);
-        let sep = if form(&r) == Form::Raw { " " } else { "  ; " };
-        let _ = writeln!(out, "{line}{sep}@{offset}");
-    }
-    Ok(out)
-}
-
-/// The optional `wait=`, `update=`, `value=` and `debug=` tokens, each only when non-zero.
-fn push_events(s: &mut String, h: &Header, e: &Events) {
-    if e.wait_mode.0 != 0 || e.wait_idx != 0 {
-        let _ = write!(s, " wait={}[{}]", e.wait_mode, e.wait_idx);
-    }
-    if e.update_mode.0 != 0 || e.update_idx != 0 {
-        let _ = write!(s, " update={}[{}]", e.update_mode, e.update_idx);
-    }
-    if e.semaphore_value != 0 {
-        let _ = write!(s, " value={}", e.semaphore_value);
-    }
-    if h.debug_cmd != 0 || h.debug_hint != 0 {
-        let _ = write!(s, " debug=0x{:02X}:0x{:02X}", h.debug_cmd, h.debug_hint);
-    }
-}
-
-/// Shortest round-trip decimal, or the exact bits of a NaN.
-fn fmt_scale(bits: u32) -> String {
-    let v = f32::from_bits(bits);
-    if v.is_nan() {
-        format!("bits:0x{bits:08X}")
-    } else {
-        format!("{v}")
-    }
-}
-
-fn fmt_addr(a: Addr4) -> String {
-    match a.location() {
-        Some(l) if !a.has_mode_bits() => {
-            format!("{}[{}]+0x{:x}", l.region.name(), l.partition, l.offset)
-        }
-        _ => format!("@0x{:08X}", a.0),
-    }
-}
-
-fn fmt_tensor(t: &Tensor4d) -> String {
-    let mut s = fmt_addr(t.addr);
-    for d in 0..4 {
-        let sep = if d == 0 { '{' } else { ' ' };
-        let _ = write!(s, "{sep}{}:{}", t.num[d], t.step[d]);
-    }
-    s.push('}');
-    s
-}
-
-// ---------------------------------------------------------------------------
-// Assembler
-// ---------------------------------------------------------------------------
-
-/// A line of text that is not a record.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}, column {column}: {message}")]
-pub struct ParseError {
-    /// 1-based line number ([`asm_line`] reports line 1).
-    pub line: usize,
-    /// 1-based column, in characters, of the first character of the offending
-    /// token (for a missing key: the mnemonic).
-    pub column: usize,
-    /// What was expected and what was found.
-    pub message: String,
-}
-
-/// Assembles text: one record per non-blank, non-comment line, in order.
-/// Stops at the first line that does not parse.
-pub fn asm(text: &str) -> Result<Vec<Record>, ParseError> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        match asm_line(line) {
-            Ok(Some(r)) => out.push(r),
-            Ok(None) => {}
-            Err(e) => return Err(ParseError { line: i + 1, ..e }),
-        }
-    }
-    Ok(out)
-}
-
-/// Assembles one line: `Ok(None)` for a blank or comment-only line. Errors
-/// report line 1.
-pub fn asm_line(line: &str) -> Result<Option<Record>, ParseError> {
-    let code = match line.find([';', '#']) {
-        Some(i) => &line[..i],
-        None => line,
-    };
-    let toks = tokenize(code, 0);
-    if toks.is_empty() {
-        return Ok(None);
-    }
-    parse_record(&toks).map(Some).map_err(|e| ParseError {
-        line: 1,
-        column: line.char_indices().take_while(|&(i, _)| i < e.at).count() + 1,
-        message: e.msg,
-    })
-}
-
-/// An error at a byte offset of the line.
-struct Err0 {
-    at: usize,
-    msg: String,
-}
-
-type PResult<T> = Result<T, Err0>;
-
-fn err<T>(at: usize, msg: impl Into<String>) -> PResult<T> {
-    Err(Err0 {
-        at,
-        msg: msg.into(),
-    })
-}
-
-/// A piece of the line and the byte offset where it starts.
-#[derive(Clone, Copy)]
-struct Tok<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Tok<'a> {
-    /// The piece from byte `i` on (i on a char boundary).
-    fn from(self, i: usize) -> Tok<'a> {
-        Tok {
-            text: &self.text[i..],
-            at: self.at + i,
-        }
-    }
-    /// The bytes `a..b` (on char boundaries).
-    fn sub(self, a: usize, b: usize) -> Tok<'a> {
-        Tok {
-            text: &self.text[a..b],
-            at: self.at + a,
-        }
-    }
-}
-
-/// `s` quoted for a message, cut short when long.
-fn shown(s: &str) -> String {
-    const MAX: usize = 40;
-    if s.chars().count() > MAX {
-        let cut: String = s.chars().take(MAX).collect();
-        format!("{:?}…", cut)
-    } else {
-        format!("{s:?}")
-    }
-}
-
-/// Splits on whitespace, keeping whitespace inside `{…}` in the token.
-fn tokenize(s: &str, base: usize) -> Vec<Tok<'_>> {
-    let mut toks = Vec::new();
-    let mut start: Option<usize> = None;
-    let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match start {
-            None if c.is_whitespace() => continue,
-            None => {
-                start = Some(i);
-                depth = 0;
-            }
-            Some(st) if c.is_whitespace() && depth == 0 => {
-                toks.push(Tok {
-                    text: &s[st..i],
-                    at: base + st,
-                });
-                start = None;
-                continue;
-            }
-            Some(_) => {}
-        }
-        match c {
-            '{' => depth += 1,
-            '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    if let Some(st) = start {
-        toks.push(Tok {
-            text: &s[st..],
-            at: base + st,
-        });
-    }
-    toks
-}
-
-fn parse_record(toks: &[Tok]) -> PResult<Record> {
-    let head = toks[0];
-    if head.text == ".raw" {
-        return parse_raw(toks);
-    }
-    let Some(op) = Opcode::from_name(head.text) else {
-        return err(
-            head.at,
-            format!(
-                "expected an opcode name (POOL, DRAIN, …) or .raw, found {}",
-                shown(head.text)
-            ),
-        );
-    };
-    let s4d4 = op.class() == OpcodeClass::S4d4Pl;
-    let f = parse_fields(op, &toks[1..], if s4d4 { S4D4_KEYS } else { EVENT_KEYS })?;
-    if s4d4 {
-        build_s4d4(op, head, &f)
-    } else {
-        let mut r = Record::default();
-        r.0[..4].copy_from_slice(&header_bytes(op, f.debug));
-        r.set_events(f.events);
-        Ok(r)
-    }
-}
-
-/// Header word bytes 0..4 (SPEC §1) with `inst_word_len` 16.
-fn header_bytes(op: Opcode, (cmd, hint): (u8, u8)) -> [u8; 4] {
-    [op.0, INST_WORD_LEN, cmd, hint]
-}
-
-fn parse_raw(toks: &[Tok]) -> PResult<Record> {
-    let Some(&digits) = toks.get(1) else {
-        return err(toks[0].at, ".raw needs 128 hex digits, found 0");
-    };
-    if let Some((i, c)) = digits
-        .text
-        .char_indices()
-        .find(|c| !c.1.is_ascii_hexdigit())
-    {
-        return err(
-            digits.at + i,
-            format!(".raw needs 128 hex digits, found non-hex character {c:?}"),
-        );
-    }
-    let n = digits.text.len();
-    if n != 2 * RECORD_BYTES {
-        return err(
-            digits.at,
-            format!(".raw needs {} hex digits, found {n}", 2 * RECORD_BYTES),
-        );
-    }
-    if let Some(extra) = toks.get(2) {
-        return err(
-            extra.at,
-            format!(
-                "unexpected {} after the .raw hex (comments start with ; or #)",
-                shown(extra.text)
-            ),
-        );
-    }
-    let mut r = Record::default();
-    for (i, b) in r.0.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&digits.text[2 * i..2 * i + 2], 16).expect("checked hex digits");
-    }
-    Ok(r)
-}
-
-/// Keys of form 2 (and the optional keys of form 1).
-const EVENT_KEYS: &[&str] = &["wait", "update", "value", "debug"];
-/// Keys of form 1; the first [`S4D4_REQUIRED`] are required.
-const S4D4_KEYS: &[&str] = &[
-    "func", "dim", "in", "out", "ch", "scale", "src", "dst", "wait", "update", "value", "debug",
-];
-const S4D4_REQUIRED: usize = 8;
-
-/// The values of a record's `key=value` tokens (absent keys: `None`, or zero for events).
-#[derive(Default)]
-struct Fields {
-    func: Option<PoolFunc>,
-    dim: Option<PoolDim>,
-    in_dtype: Option<Dtype>,
-    out_dtype: Option<Dtype>,
-    ch: Option<u8>,
-    scale_bits: Option<u32>,
-    src: Option<Tensor4d>,
-    dst: Option<Tensor4d>,
-    events: Events,
-    debug: (u8, u8),
-    /// Which of the record's keys were given.
-    seen: Vec<String>,
-}
-
-/// Reads `key=value` tokens left to right, so the first error on the line is
-/// the one reported. Only `keys` are allowed, each at most once.
-fn parse_fields(op: Opcode, toks: &[Tok], keys: &[&str]) -> PResult<Fields> {
-    let mut f = Fields::default();
-    for &t in toks {
-        let Some(eq) = t.text.find('=') else {
-            return err(t.at, format!("expected key=value, found {}", shown(t.text)));
-        };
-        let key = &t.text[..eq];
-        if !keys.contains(&key) {
-            return err(
-                t.at,
-                format!(
-                    "unknown key {} for {op} (expected {})",
-                    shown(key),
-                    keys.join(", ")
-                ),
-            );
-        }
-        if f.seen.iter().any(|k| k == key) {
-            return err(t.at, format!("duplicate key {key}"));
-        }
-        f.seen.push(key.to_string());
-        let v = t.from(eq + 1);
-        let dtype = |v| parse_named(v, "a dtype name", |s| Dtype::from_name(s).map(|x| x.0));
-        match key {
-            "func" => {
-                let b = parse_named(v, "a pool func name", |s| {
-                    PoolFunc::from_name(s).map(|x| x.0)
-                });
-                f.func = Some(PoolFunc(b?));
-            }
-            "dim" => {
-                let b = parse_named(v, "a pool dim name", |s| PoolDim::from_name(s).map(|x| x.0));
-                f.dim = Some(PoolDim(b?));
-            }
-            "in" => f.in_dtype = Some(Dtype(dtype(v)?)),
-            "out" => f.out_dtype = Some(Dtype(dtype(v)?)),
-            "ch" => f.ch = Some(parse_uint(v, 255, "a channel count byte")? as u8),
-            "scale" => f.scale_bits = Some(parse_scale(v)?),
-            "src" => f.src = Some(parse_tensor(v)?),
-            "dst" => f.dst = Some(parse_tensor(v)?),
-            "wait" => {
-                let (m, i) = parse_mode(v, "a wait mode name", |s| {
-                    WaitMode::from_name(s).map(|m| m.0)
-                })?;
-                f.events.wait_mode = WaitMode(m);
-                f.events.wait_idx = i;
-            }
-            "update" => {
-                let (m, i) = parse_mode(v, "an update mode name", |s| {
-                    UpdateMode::from_name(s).map(|m| m.0)
-                })?;
-                f.events.update_mode = UpdateMode(m);
-                f.events.update_idx = i;
-            }
-            "value" => {
-                f.events.semaphore_value = parse_uint(v, u32::MAX as u64, "a u32 value")? as u32
-            }
-            "debug" => f.debug = parse_debug(v)?,
-            _ => unreachable!("every key of S4D4_KEYS is handled"),
-        }
-    }
-    Ok(f)
-}
-
-/// `<cmd byte>:<hint byte>`.
-fn parse_debug(t: Tok) -> PResult<(u8, u8)> {
-    let Some(c) = t.text.find(':') else {
-        return err(
-            t.at,
-            format!(
-                "expected debug=<cmd byte>:<hint byte>, found {}",
-                shown(t.text)
-            ),
-        );
-    };
-    Ok((
-        parse_uint(t.sub(0, c), 255, "a debug_cmd byte")? as u8,
-        parse_uint(t.from(c + 1), 255, "a debug_hint byte")? as u8,
-    ))
-}
-
-/// `<mode>[<idx>]`.
-fn parse_mode(t: Tok, what: &str, by_name: impl Fn(&str) -> Option<u8>) -> PResult<(u8, u8)> {
-    let (Some(open), true) = (t.text.find('['), t.text.ends_with(']')) else {
-        return err(
-            t.at,
-            format!("expected <mode>[<index>], found {}", shown(t.text)),
-        );
-    };
-    let mode = parse_named(t.sub(0, open), what, by_name)?;
-    let idx = parse_uint(t.sub(open + 1, t.text.len() - 1), 255, "an index byte")? as u8;
-    Ok((mode, idx))
-}
-
-/// Form 1: every required key present, then one [`S4d4Pl`] encoded.
-fn build_s4d4(op: Opcode, head: Tok, f: &Fields) -> PResult<Record> {
-    let missing = |k: usize| err(head.at, format!("missing key {}", S4D4_KEYS[k]));
-    let (
-        Some(pool_func),
-        Some(pool_dim),
-        Some(in_dtype),
-        Some(out_dtype),
-        Some(num_active_channels),
-        Some(pool_scale_bits),
-        Some(src),
-        Some(dst),
-    ) = (
-        f.func,
-        f.dim,
-        f.in_dtype,
-        f.out_dtype,
-        f.ch,
-        f.scale_bits,
-        f.src,
-        f.dst,
-    )
-    else {
-        let k = (0..S4D4_REQUIRED)
-            .find(|&k| !f.seen.iter().any(|s| s == S4D4_KEYS[k]))
-            .expect("a required key is absent");
-        return missing(k);
-    };
-    let p = S4d4Pl {
-        header: Header {
-            opcode: op,
-            inst_word_len: INST_WORD_LEN,
-            debug_cmd: f.debug.0,
-            debug_hint: f.debug.1,
+/// The layout table of the kernel structs printed field by field (form 2),
+/// for `opcode` and, for 0xF0, its spec byte (EC-15).
+pub(crate) fn layout(opcode: Opcode, spec: u8) -> Option<&'static [FieldDef]> {
+    match opcode.class() {
+        OpcodeClass::S4d4Tr => Some(S4d4Tr::FIELDS),
+        OpcodeClass::D4Iota => Some(D4Iota::FIELDS),
+        OpcodeClass::S3s3d3Tt => Some(S3s3d3Tt::FIELDS),
+        OpcodeClass::S4d4Cr => Some(S4d4Cr::FIELDS),
+        OpcodeClass::SeqBounds => Some(S3d3SeqBounds::FIELDS),
+        OpcodeClass::NonzeroWithCount => Some(S3d3NonzeroWithCount::FIELDS),
+        OpcodeClass::Extended => match spec {
+            extended::spec::ENGINE_NOP => Some(EngineNop::FIELDS),
+            extended::spec::TENSOR_TENSOR_ARITH => Some(ExtTta::FIELDS),
+            _ => None,
         },
-        events: f.events,
-        src,
-        in_dtype,
-        out_dtype,
-        num_active_channels,
-        reserved0: 0,
-        pool_func,
-        pool_dim,
-        reserved1: [0; 2],
-        pool_scale_bits,
-        dst,
-    };
-    Ok(p.encode())
-}
-
-/// An unsigned number, decimal or `0x` hex, at most `max`. No signs, no `_`.
-fn parse_uint(t: Tok, max: u64, what: &str) -> PResult<u64> {
-    let s = t.text;
-    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => (h, 16),
-        None => (s, 10),
-    };
-    let ok = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
-    if !ok {
-        return err(t.at, format!("expected {what}, found {}", shown(s)));
-    }
-    match u64::from_str_radix(digits, radix) {
-        Ok(v) if v <= max => Ok(v),
-        _ => err(
-            t.at,
-            format!(
-                "expected {what}, found {} (out of range 0..={max})",
-                shown(s)
-            ),
-        ),
+        _ => None,
     }
 }
 
-/// An enum byte: a name, or any byte as a number.
-fn parse_named(t: Tok, what: &str, by_name: impl Fn(&str) -> Option<u8>) -> PResult<u8> {
-    if let Some(b) = by_name(t.text) {
-        return Ok(b);
-    }
-    let numeric = t.text.starts_with(|c: char| c.is_ascii_digit());
-    match parse_uint(t, 255, "") {
-        Ok(b) => Ok(b as u8),
-        Err(_) if numeric => err(
-            t.at,
-            format!(
-                "expected {what} or byte, found {} (not a byte)",
-                shown(t.text)
-            ),
-        ),
-        Err(_) => err(
-            t.at,
-            format!("expected {what} or byte, found {}", shown(t.text)),
-        ),
-    }
-}
-
-/// `bits:0x…` or a decimal float; NaN only as bits (a NaN's payload matters).
-fn parse_scale(t: Tok) -> PResult<u32> {
-    if t.text.starts_with("bits:") {
-        return Ok(parse_uint(t.from(5), u32::MAX as u64, "f32 bits (a u32)")? as u32);
-    }
-    match t.text.parse::<f32>() {
-        Ok(v) if v.is_nan() => err(
-            t.at,
-            "a NaN scale must be written as bits:0xXXXXXXXX (its exact bits)",
-        ),
-        Ok(v) if v.is_infinite() && !is_inf_word(t.text) => {
-            err(t.at, format!("scale {} overflows f32", shown(t.text)))
-        }
-        Ok(v) => Ok(v.to_bits()),
-        Err(_) => err(
-            t.at,
-            format!(
-                "expected a scale (decimal float, inf, or bits:0xXXXXXXXX), found {}",
-                shown(t.text)
-            ),
-        ),
-    }
-}
-
-/// `inf` / `infinity` with an optional sign, as Rust's float parser accepts them.
-fn is_inf_word(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    s.eq_ignore_ascii_case("inf") || s.eq_ignore_ascii_case("infinity")
-}
-
-/// `<addr>{n0:s0 n1:s1 n2:s2 n3:s3}`.
-fn parse_tensor(t: Tok) -> PResult<Tensor4d> {
-    let Some(open) = t.text.find('{') else {
-        return err(
-            t.at,
-            format!(
-                "expected a tensor <addr>{{n:s n:s n:s n:s}}, found {}",
-                shown(t.text)
-            ),
-        );
-    };
-    let addr = parse_addr(t.sub(0, open))?;
-    let body = t.from(open + 1);
-    let Some(close) = body.text.find('}') else {
-        return err(t.at + open, "unclosed { in tensor");
-    };
-    if close + 1 != body.text.len() {
-        let rest = body.from(close + 1);
-        return err(
-            rest.at,
-            format!("unexpected {} after the tensor", shown(rest.text)),
-        );
-    }
-    let inner = body.sub(0, close);
-    if let Some(i) = inner.text.find('{') {
-        return err(inner.at + i, "unexpected { inside a tensor");
-    }
-    let dims = tokenize(inner.text, inner.at);
-    if let Some(extra) = dims.get(4) {
-        return err(
-            extra.at,
-            format!("a tensor has 4 dims, found extra {}", shown(extra.text)),
-        );
-    }
-    if dims.len() < 4 {
-        return err(
-            t.at + open,
-            format!(
-                "a tensor needs 4 dims num:step separated by spaces, found {}",
-                dims.len()
-            ),
-        );
-    }
-    let mut ten = Tensor4d {
-        addr,
-        ..Tensor4d::default()
-    };
-    for (d, &dim) in dims.iter().enumerate() {
-        let Some(c) = dim.text.find(':') else {
-            return err(
-                dim.at,
-                format!("expected a dim num:step, found {}", shown(dim.text)),
-            );
-        };
-        ten.num[d] = parse_uint(dim.sub(0, c), u16::MAX as u64, "a num (u16)")? as u16;
-        ten.step[d] = parse_step(dim.from(c + 1))?;
-    }
-    Ok(ten)
-}
-
-/// A signed i16: an optional `-`, then a number.
-fn parse_step(t: Tok) -> PResult<i16> {
-    const WHAT: &str = "a step (i16)";
-    let (neg, mag) = match t.text.strip_prefix('-') {
-        Some(_) => (true, t.from(1)),
-        None => (false, t),
-    };
-    let bad = || {
-        err(
-            t.at,
-            format!("expected {WHAT}, found {} (out of range)", shown(t.text)),
-        )
-    };
-    let m = parse_uint(mag, u64::MAX, WHAT).map_err(|_| Err0 {
-        at: t.at,
-        msg: format!("expected {WHAT}, found {}", shown(t.text)),
-    })?;
-    let v = if neg { -(m as i128) } else { m as i128 };
-    match i16::try_from(v) {
-        Ok(v) => Ok(v),
-        Err(_) => bad(),
-    }
-}
-
-/// `sbuf[P]+OFF`, `psum[P]+OFF` or `@ADDR4`.
-fn parse_addr(t: Tok) -> PResult<Addr4> {
-    if t.text.starts_with('@') {
-        return Ok(Addr4(
-            parse_uint(t.from(1), u32::MAX as u64, "a u32 address")? as u32,
-        ));
-    }
-    let region = if t.text.starts_with("sbuf[") {
-        Region::Sbuf
-    } else if t.text.starts_with("psum[") {
-        Region::Psum
-    } else {
-        return err(
-            t.at,
-            format!(
-                "expected an address sbuf[P]+0xOFF, psum[P]+0xOFF or @0xXXXXXXXX, found {}",
-                shown(t.text)
-            ),
-        );
-    };
-    let rest = t.from(5);
-    let Some(close) = rest.text.find("]+") else {
-        return err(
-            t.at,
-            format!("expected {}[P]+OFF, found {}", region.name(), shown(t.text)),
-        );
-    };
-    let pt = rest.sub(0, close);
-    let partition = parse_uint(pt, u64::MAX, "a partition")?;
-    if partition >= PARTITIONS as u64 {
-        return err(
-            pt.at,
-            format!("partition {partition} out of range 0..{PARTITIONS}"),
-        );
-    }
-    let ot = rest.from(close + 2);
-    let stride = 1u64 << region.partition_shift();
-    let offset = parse_uint(ot, u64::MAX, "a byte offset")?;
-    if offset >= stride {
-        return err(
-            ot.at,
-            format!(
-                "offset 0x{offset:x} is beyond the {} partition stride 0x{stride:x}",
-                region.name()
-            ),
-        );
-    }
-    Ok(Addr4(region.addr(partition as u32, offset as u32)))
+/// True when every reserved field of `fields` is zero in `r`.
+fn reserved_zero(r: &Record, fields: &[FieldDef]) -> bool {
+    fields
+        .iter()
+        .filter(|f| f.role == Role::Reserved)
+        .all(|f| r.0[f.offset..f.offset + f.width].iter().all(|&b| b == 0))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::asm::{Tok, parse_addr, parse_scale};
+    use super::disasm::{fmt_addr, fmt_scale};
     use super::*;
-    use crate::isa::Location;
+    use crate::isa::{Addr4, Dtype, Location, PoolDim, PoolFunc, Region, UpdateMode, WaitMode};
 
     fn one(line: &str) -> Record {
         asm_line(line).unwrap().unwrap()
@@ -1014,6 +436,186 @@ mod tests {
     }
 
     #[test]
+    fn kernel_fields_print_in_byte_order_and_read_back() {
+        use crate::isa::{AluOp, D4Iota, S3s3d3Tt, S4d4Tr};
+        let copy = "COPY src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=fp32 out=fp32 ch=16 \
+                    dst=sbuf[0]+0x100{8:1 1:1 1:1 1:1}";
+        let r = one(copy);
+        assert_eq!(form(&r), Form::Fields);
+        assert_eq!(disasm_record(&r), copy);
+        let p = S4d4Tr::decode(&r);
+        assert_eq!(
+            (p.in_dtype, p.out_dtype, p.num_active_channels),
+            (Dtype::FP32, Dtype::FP32, 16)
+        );
+        assert_eq!(
+            (p.op, p.op_dim, p.negated, p.mask_enable),
+            (AluOp::BYPASS, PoolDim::UNUSED, 0, 0)
+        );
+        assert_eq!(p.dst.addr, Addr4(0x100));
+        // Optional keys print when non-zero, in byte order, any order on input.
+        let r = one(
+            &format!("{copy} mask=1 op_dim=x op=0xFE neg=2 wait=sem_eq[1]").replace("COPY", "CAST"),
+        );
+        assert_eq!(
+            disasm_record(&r),
+            "CAST src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=fp32 out=fp32 ch=16 neg=2 op=0xFE op_dim=x mask=1 \
+             dst=sbuf[0]+0x100{8:1 1:1 1:1 1:1} wait=sem_eq[1]"
+        );
+        assert_eq!(&r.0[35..39], &[2, 0xFE, 2, 1]);
+        let iota = "IOTA data=-7{8:1 2:-3 1:0 1:0} out=int32 ch=16 mult=-2147483648 \
+                    dst=psum[3]+0x40{8:1 2:8 1:1 1:1}";
+        let r = one(iota);
+        assert_eq!(disasm_record(&r), iota);
+        let p = D4Iota::decode(&r);
+        assert_eq!((p.data.base, p.data.step[1], p.data.num[1]), (-7, -3, 2));
+        assert_eq!(p.channel_multiplier, i32::MIN);
+        assert_eq!(r.0[12..16], (-7i32).to_le_bytes());
+        let tt = "TENSOR_TENSOR_ARITH in=int32:uint32 out=int32 op=add_int ch=16 \
+                  src0=sbuf[0]+0x0{8:1 1:1 1:1} src1=sbuf[0]+0x40{8:1 1:1 1:1} \
+                  dst=@0x80000001{8:1 1:1 1:1}";
+        let r = one(tt);
+        assert_eq!(disasm_record(&r), tt);
+        assert_eq!(
+            r.0[12], 0x98,
+            "src0 int32 in the low nibble, src1 uint32 in the high (EC-43)"
+        );
+        assert_eq!((r.0[13], r.0[14], r.0[15]), (8, 0xC4, 16));
+        let p = S3s3d3Tt::decode(&r);
+        assert_eq!(p.src1.addr, Addr4(0x40));
+        assert_eq!(p.dst.addr, Addr4(0x8000_0001));
+        // All-zero operands still take the field form; a reserved byte makes it raw.
+        let mut z = Record::default();
+        z.0[0] = 0x7E;
+        z.0[1] = 16;
+        assert_eq!(
+            disasm_record(&z),
+            "IOTA data=0{0:0 0:0 0:0 0:0} out=invalid ch=0 mult=0 dst=sbuf[0]+0x0{0:0 0:0 0:0 0:0}"
+        );
+        for b in [32, 35, 40, 43] {
+            let mut raw = z;
+            raw.0[b] = 1;
+            assert_eq!(form(&raw), Form::Raw, "byte {b}");
+            round_trip(&raw);
+        }
+        let mut tr = one(copy);
+        tr.0[41] = 9;
+        assert_eq!(form(&tr), Form::Raw);
+        round_trip(&tr);
+    }
+
+    #[test]
+    fn issue2_fields_read_back_and_the_spec_byte_picks_the_0xf0_struct() {
+        for line in [
+            "CROSS_LANE_REDUCE_ARITH src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=bf16 out=fp32 ch=16 \
+             op=average axis=partitions scale=0.0625 dst=sbuf[3]+0x100{8:1 1:1 1:1 1:1}",
+            "CROSS_LANE_REDUCE_BITVEC src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=uint8 out=uint8 ch=2 \
+             op=bitwise_xor axis=all scale=bits:0x7FC00001 dst=sbuf[0]+0x100{1:1 1:1 1:1 1:1}",
+            "GET_SEQUENCE_BOUNDS ch=1 in=fp32 out=int32 src=sbuf[0]+0x0{8:1 1:1 1:1} \
+             dst=sbuf[0]+0x40{8:1 1:1 2:8}",
+            "NONZERO_WITH_COUNT ch=16 in=int32 out=int32 offset_src=pointer src=sbuf[0]+0x0{8:1 1:1 1:1} \
+             offset=16 pad=-1 dst=sbuf[0]+0x40{9:1 1:1 1:1}",
+            "EXTENDED_INST spec=0 info=16",
+            "EXTENDED_INST spec=2 info=8 in=fp32:bf16 out=fp32 op=mult \
+             src0=sbuf[0]+0x0{4:1 2:4} src1=sbuf[0]+0x40{4:1 2:4} dst=sbuf[0]+0x80{4:1 2:4}",
+        ] {
+            let r = one(line);
+            assert_eq!(form(&r), Form::Fields, "{line}");
+            assert_eq!(disasm_record(&r), line);
+        }
+        let r = one("EXTENDED_INST info=8 in=fp32:bf16 out=fp32 op=mult spec=2 \
+                     src0=sbuf[0]+0x0{4:1 2:4} src1=sbuf[0]+0x40{4:1 2:4} dst=sbuf[0]+0x80{4:1 2:4}");
+        assert_eq!((r.0[12], r.0[13], r.0[14], r.0[16]), (2, 8, 0x6A, 6));
+        assert_eq!(r.0[20..24], [0, 0, 0, 0]);
+        assert_eq!(
+            r.0[42..44],
+            2u16.to_le_bytes(),
+            "src1 num[1] at byte 32 + 10"
+        );
+        let r = one(
+            "CROSS_LANE_REDUCE_ARITH src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=bf16 out=fp32 \
+                     ch=16 op=average axis=partitions scale=0.0625 dst=sbuf[3]+0x100{8:1 1:1 1:1 1:1}",
+        );
+        assert_eq!((r.0[35], r.0[36]), (1, 1));
+        assert_eq!(r.0[40..44], 0.0625f32.to_le_bytes());
+        // Specs without a struct print raw; an all-zero 0xF0 is ENGINE_NOP.
+        let mut z = Record::default();
+        z.0[0] = 0xF0;
+        z.0[1] = 16;
+        assert_eq!(disasm_record(&z), "EXTENDED_INST spec=0 info=0");
+        z.0[12] = 1;
+        assert_eq!(form(&z), Form::Raw);
+        round_trip(&z);
+        assert_eq!(
+            perr("EXTENDED_INST spec=3"),
+            (
+                1,
+                20,
+                "EXTENDED_INST spec 3 has no field form (write the record as .raw)".into()
+            )
+        );
+        assert_eq!(
+            perr("EXTENDED_INST info=1"),
+            (1, 1, "missing key spec".into())
+        );
+    }
+
+    #[test]
+    fn kernel_field_errors() {
+        let cases: &[(&str, usize, &str)] = &[
+            (
+                "IOTA out=int32 ch=1 mult=0 dst=sbuf[0]+0x0{1:1 1:1 1:1 1:1}",
+                1,
+                "missing key data",
+            ),
+            (
+                "IOTA data=1{1:1 1:1 1:1} out=int32",
+                12,
+                "a pattern needs 4 dims num:step separated by spaces, found 3",
+            ),
+            (
+                "IOTA data=2147483648{1:1 1:1 1:1 1:1}",
+                11,
+                r#"expected an i32 base, found "2147483648" (out of range)"#,
+            ),
+            (
+                "IOTA mult=-2147483649",
+                11,
+                r#"expected an i32, found "-2147483649" (out of range)"#,
+            ),
+            (
+                "IOTA scale=1",
+                6,
+                r#"unknown key "scale" for IOTA (expected data, out, ch, mult, dst, wait, update, value, debug)"#,
+            ),
+            (
+                "TENSOR_TENSOR_BITVEC in=int32",
+                25,
+                r#"expected <src0 dtype>:<src1 dtype>, found "int32""#,
+            ),
+            (
+                "TENSOR_TENSOR_BITVEC in=int32:16",
+                31,
+                r#"expected a dtype name or nibble 0..=15, found "16""#,
+            ),
+            (
+                "TENSOR_TENSOR_BITVEC op=addd",
+                25,
+                r#"expected an ALU op name or byte, found "addd""#,
+            ),
+            (
+                "TENSOR_TENSOR_BITVEC src0=sbuf[0]+0x0{1:1 1:1 1:1 1:1}",
+                51,
+                r#"a tensor has 3 dims, found extra "1:1""#,
+            ),
+            ("COPY neg=1 neg=1", 12, "duplicate key neg"),
+        ];
+        for (text, col, msg) in cases {
+            assert_eq!(perr(text), (1, *col, msg.to_string()), "{text}");
+        }
+    }
+
+    #[test]
     fn events_only_form() {
         let r = one("EVENT_SEMAPHORE wait=sem_ge[3] value=5 update=sem_inc[4]");
         assert_eq!(form(&r), Form::EventsOnly);
@@ -1028,7 +630,10 @@ mod tests {
         assert_eq!(&r.0[..4], &[0xA0, 16, 0, 0]);
         assert!(r.0[12..].iter().all(|&b| b == 0));
         assert_eq!(disasm_record(&one("DRAIN")), "DRAIN");
-        assert_eq!(disasm_record(&one("  IOTA   ")), "IOTA");
+        assert_eq!(
+            disasm_record(&one("  TENSOR_REDUCE_BITVEC   ")),
+            "TENSOR_REDUCE_BITVEC"
+        );
         // Bytes without names print as 0xNN, and a zero mode with an index still prints.
         let r = one("INVALID wait=0x08[0] update=none[7] debug=0:1");
         assert_eq!(
@@ -1050,10 +655,10 @@ mod tests {
         );
         round_trip(&r);
         // A named opcode with an operand byte, a bad inst_word_len, a reserved byte.
-        let mut iota = one("IOTA");
-        iota.0[12] = 1;
-        assert_eq!(form(&iota), Form::Raw);
-        assert!(disasm_record(&iota).ends_with(" ; IOTA"));
+        let mut trb = one("TENSOR_REDUCE_BITVEC");
+        trb.0[12] = 1;
+        assert_eq!(form(&trb), Form::Raw);
+        assert!(disasm_record(&trb).ends_with(" ; TENSOR_REDUCE_BITVEC"));
         let mut pool = one(EX);
         pool.0[1] = 8;
         assert_eq!(form(&pool), Form::Raw);
