@@ -119,10 +119,16 @@ fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> 
 /// other walked dim stepping by whole words (`per` · size is a multiple of 4
 /// since `per` ≥ 4).
 fn dst_words(p: &ElemParams) -> bool {
-    let d = &p.dst;
-    matches!(d.size, 1 | 2)
-        && d.base.is_multiple_of(4)
-        && (1..4).all(|i| d.num[i] <= 1 || (d.step[i] as i64 * d.size as i64) % 4 == 0)
+    matches!(p.dst.size, 1 | 2) && segments_aligned(&p.dst, p.per, 4)
+}
+
+/// Whether every `per`-position segment of a row-path walk starts
+/// `align`-byte aligned and covers whole `align`-byte units.
+fn segments_aligned(o: &OperandParams, per: u32, align: u32) -> bool {
+    let a = align as i64;
+    o.base.is_multiple_of(align)
+        && (per * o.size).is_multiple_of(align)
+        && (1..4).all(|i| o.num[i] <= 1 || (o.step[i] as i64 * o.size as i64) % a == 0)
 }
 
 fn dispatch(
@@ -133,7 +139,16 @@ fn dispatch(
     grid: (u32, u32),
 ) -> Dispatch {
     constants.push(("ROWS", rows as u32));
-    constants.push(("WORDS", (rows && dst_words(p)) as u32));
+    let dst_vec = rows && segments_aligned(&p.dst, p.per, 16);
+    constants.push(("WORDS", (rows && !dst_vec && dst_words(p)) as u32));
+    constants.push(("DST_VEC", dst_vec as u32));
+    let src_vec = |o: &OperandParams| rows && o.size == 4 && segments_aligned(o, p.per, 16);
+    let sources = constants
+        .iter()
+        .find(|c| c.0 == "SOURCES")
+        .map_or(0, |c| c.1);
+    constants.push(("SRC0_VEC", (sources > 0 && src_vec(&p.src0)) as u32));
+    constants.push(("SRC1_VEC", (sources > 1 && src_vec(&p.src1)) as u32));
     constants.sort();
     Dispatch {
         key: PipelineKey {
