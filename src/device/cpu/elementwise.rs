@@ -239,17 +239,27 @@ fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out:
         let first = (at + start * size as i64) as usize;
         if step0 == 1 || n == 1 {
             let src = &bytes[first..first + n * size];
-            match size {
-                4 => {
+            // Elements are aligned to their size (SPEC §3) in u64-backed
+            // memory, so the typed views normally succeed (little-endian host).
+            match (size, bytemuck::try_cast_slice::<u8, u32>(src)) {
+                (4, Ok(w)) => o.copy_from_slice(w),
+                (4, Err(_)) => {
                     for (x, c) in o.iter_mut().zip(src.chunks_exact(4)) {
                         *x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                     }
                 }
-                2 => {
-                    for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
-                        *x = u16::from_le_bytes([c[0], c[1]]) as u32;
+                (2, _) => match bytemuck::try_cast_slice::<u8, u16>(src) {
+                    Ok(h) => {
+                        for (x, &c) in o.iter_mut().zip(h) {
+                            *x = c as u32;
+                        }
                     }
-                }
+                    Err(_) => {
+                        for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
+                            *x = u16::from_le_bytes([c[0], c[1]]) as u32;
+                        }
+                    }
+                },
                 _ => {
                     for (x, &c) in o.iter_mut().zip(src) {
                         *x = c as u32;
@@ -278,16 +288,26 @@ fn scatter(bytes: &mut [u8], at: i64, w: &mut WalkIter, step0: i64, size: usize,
         if step0 == 1 || n == 1 {
             let dst = &mut bytes[first..first + n * size];
             match size {
-                4 => {
-                    for (c, x) in dst.chunks_exact_mut(4).zip(v) {
-                        c.copy_from_slice(&x.to_le_bytes());
+                4 => match bytemuck::try_cast_slice_mut::<u8, u32>(dst) {
+                    Ok(w) => w.copy_from_slice(v),
+                    Err(_) => {
+                        for (c, x) in dst.chunks_exact_mut(4).zip(v) {
+                            c.copy_from_slice(&x.to_le_bytes());
+                        }
                     }
-                }
-                2 => {
-                    for (c, x) in dst.chunks_exact_mut(2).zip(v) {
-                        c.copy_from_slice(&(*x as u16).to_le_bytes());
+                },
+                2 => match bytemuck::try_cast_slice_mut::<u8, u16>(dst) {
+                    Ok(h) => {
+                        for (d, x) in h.iter_mut().zip(v) {
+                            *d = *x as u16;
+                        }
                     }
-                }
+                    Err(_) => {
+                        for (c, x) in dst.chunks_exact_mut(2).zip(v) {
+                            c.copy_from_slice(&(*x as u16).to_le_bytes());
+                        }
+                    }
+                },
                 _ => {
                     for (c, x) in dst.iter_mut().zip(v) {
                         *c = *x as u8;
