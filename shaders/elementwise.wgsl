@@ -54,6 +54,17 @@ override GENERATOR: bool = false;
 // 1 when every walked operand (and the generator) has x step 1 and an x
 // count that is a multiple of `per`: a segment then never leaves a row.
 override ROWS: bool = false;
+// With ROWS, when the dst has 1- or 2-byte elements and every segment starts
+// 4-byte aligned: the segment's outputs are assembled into the whole words
+// they fill and stored without read-modify-write atomics.
+override WORDS: bool = false;
+// With ROWS, when every dst segment starts 16-byte aligned: the outputs are
+// assembled into vec4s and stored through `memv` (any element size).
+override DST_VEC: bool = false;
+// With ROWS, when src0's (src1's) elements are 4 bytes and every segment
+// starts 16-byte aligned: they are read as vec4s through `memv`.
+override SRC0_VEC: bool = false;
+override SRC1_VEC: bool = false;
 
 // The byte of the element at coordinates `c` of operand `o` in lane `lane`.
 fn element_byte(o: Operand, lane: u32, c: vec4<u32>) -> u32 {
@@ -95,6 +106,13 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     let b0 = element_byte(p.src0, lane, c0);
     let b1 = element_byte(p.src1, lane, c1);
     let g0 = dot(vec4<i32>(cg), p.gen_step);
+    let dmask = select(select(0xFFFFu, 0xFFu, p.dst.size == 1u), 0xFFFFFFFFu, p.dst.size == 4u);
+    var word = 0u;
+    // Shift registers (no dynamically indexed vectors): the vec4 being
+    // assembled for the dst, and the rest of each source's last vec4 load.
+    var dv = vec4<u32>(0u);
+    var s0 = vec4<u32>(0u);
+    var s1 = vec4<u32>(0u);
     for (var j = 0u; j < n; j++) {
         var a = 0u;
         var b = 0u;
@@ -102,10 +120,26 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         var dbyte = bd;
         if ROWS {
             if SOURCES > 0u {
-                a = load_bits(b0 + j * p.src0.size, p.src0.size);
+                if SRC0_VEC {
+                    if (j & 3u) == 0u {
+                        s0 = memv[(b0 + j * 4u) >> 4u];
+                    }
+                    a = s0.x;
+                    s0 = vec4<u32>(s0.y, s0.z, s0.w, 0u);
+                } else {
+                    a = load_bits(b0 + j * p.src0.size, p.src0.size);
+                }
             }
             if SOURCES > 1u {
-                b = load_bits(b1 + j * p.src1.size, p.src1.size);
+                if SRC1_VEC {
+                    if (j & 3u) == 0u {
+                        s1 = memv[(b1 + j * 4u) >> 4u];
+                    }
+                    b = s1.x;
+                    s1 = vec4<u32>(s1.y, s1.z, s1.w, 0u);
+                } else {
+                    b = load_bits(b1 + j * p.src1.size, p.src1.size);
+                }
             }
             g = g0 + i32(j);
             dbyte = bd + j * p.dst.size;
@@ -125,6 +159,24 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
             dbyte = element_byte(p.dst, lane, cd);
             cd = advance(cd, p.dst.num, 1u);
         }
-        store_bits(dbyte, p.dst.size, element(lane_base, g, a, b));
+        let v = element(lane_base, g, a, b);
+        if WORDS || DST_VEC {
+            // The segment is whole words (whole vec4s with DST_VEC).
+            word = word | ((v & dmask) << ((dbyte & 3u) * 8u));
+            let end = dbyte + p.dst.size;
+            if (end & 3u) == 0u {
+                if DST_VEC {
+                    dv = vec4<u32>(dv.y, dv.z, dv.w, word);
+                    if (end & 15u) == 0u {
+                        memv[dbyte >> 4u] = dv;
+                    }
+                } else {
+                    atomicStore(&mem[dbyte >> 2u], word);
+                }
+                word = 0u;
+            }
+        } else {
+            store_bits(dbyte, p.dst.size, v);
+        }
     }
 }

@@ -1007,3 +1007,56 @@ fn random_kernel_streams_agree_bit_for_bit() {
     }
     assert!(kernels >= 2000, "{kernels} new-kernel records");
 }
+
+/// The portability test translates `kernels::every_pipeline()`; this keeps
+/// that list honest: every pipeline the encoders ask for, for random valid
+/// Pool, rows-path and new-kernel records on every adapter setting, is in it.
+/// No GPU needed.
+#[test]
+fn every_pipeline_the_encoders_ask_for_is_listed() {
+    use std::collections::HashSet;
+    use tpb_emu::device::Op;
+    use tpb_emu::device::Validated;
+    use tpb_emu::device::gpu::batch::EncodeCx;
+    use tpb_emu::device::gpu::executor::encode;
+    use tpb_emu::device::gpu::kernels::{Shader, every_pipeline, is_listed};
+    let pool: HashSet<_> = every_pipeline()
+        .into_iter()
+        .filter(|k| k.shader == Shader::Pool)
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(0x1157);
+    let mut records: Vec<Record> = Vec::new();
+    for _ in 0..1500 {
+        records.push(random_valid_pool(&mut rng, Target::pool(ARCH)).encode());
+        records.push(random_rows_record(&mut rng).encode());
+        records.push(random_valid_kernel_record(&mut rng));
+    }
+    let mut asked = 0;
+    for (i, r) in records.iter().enumerate() {
+        let Ok(v) = Validated::new(i * 64, *r, Target::pool(ARCH)) else {
+            continue;
+        };
+        let op = Op::from_validated(&v).expect("a datapath record");
+        for (rows_max_chunks, add_by_bits) in [(1, true), (4, false)] {
+            let cx = EncodeCx {
+                arch: ARCH,
+                max_x: 65_535,
+                rows_max_chunks,
+                add_by_bits,
+            };
+            let key = encode(&op, &cx).key;
+            let listed = if key.shader == Shader::Pool {
+                pool.contains(&key)
+            } else {
+                is_listed(&key)
+            };
+            assert!(
+                listed,
+                "not listed: {key:?}\n{}",
+                tpb_emu::isa::text::disasm_record(r)
+            );
+            asked += 1;
+        }
+    }
+    assert!(asked > 6000, "only {asked} dispatches encoded");
+}

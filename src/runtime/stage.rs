@@ -15,7 +15,7 @@ use super::sched::{Update, Wait};
 use crate::device::Validated;
 use crate::isa::control::{DmaMemcpy, alu, cmp, off, target};
 use crate::isa::enums::Engine;
-use crate::isa::opcode::Opcode;
+use crate::isa::opcode::{Opcode, OpcodeClass};
 use crate::isa::record::Record;
 use crate::isa::stream::{StreamError, records};
 use crate::isa::validate::{InvalidRecord, Target};
@@ -66,8 +66,9 @@ impl Dram {
 pub(crate) enum Op {
     /// EVENT_SEMAPHORE, DRAIN: only the events band (EC-24).
     Events,
-    /// A datapath record (Pool, MaxPoolSelect, Iota, Copy, Cast,
-    /// Tensor-Tensor) through the POOL engine's dispatch.
+    /// A kernel-table record (Pool, MaxPoolSelect, Iota, Copy, Cast,
+    /// Tensor-Tensor, and the rows not emulated, which it refuses by name)
+    /// through the POOL engine's dispatch.
     Pool(Validated),
     /// EC-26.
     Mov32 { reg: u8, value: u32 },
@@ -372,12 +373,24 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
 /// Decodes a validated record into its [`Op`] (and plans a DMA).
 fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> {
     let r = v.record();
-    // A datapath record is one the device makes an op of: a kernel the
-    // device layer adds runs here with no change to the runtime.
-    if crate::device::Op::from_validated(v).is_some() {
-        return Ok(Op::Pool(*v));
-    }
     Ok(match r.opcode() {
+        // Every kernel-table record goes through the POOL dispatch, which
+        // runs it or refuses it by name (never a silent skip).
+        _ if matches!(
+            r.opcode().class(),
+            OpcodeClass::S4d4Pl
+                | OpcodeClass::S4d4Tr
+                | OpcodeClass::D4Iota
+                | OpcodeClass::S3s3d3Tt
+                | OpcodeClass::S4d4Cr
+                | OpcodeClass::SeqBounds
+                | OpcodeClass::NonzeroWithCount
+                | OpcodeClass::Extended
+                | OpcodeClass::PoolNotEmulated
+        ) =>
+        {
+            Op::Pool(*v)
+        }
         Opcode::MOV32 => Op::Mov32 {
             reg: r.u8_at(off::MOV32_REG),
             value: r.u32_at(off::MOV32_VALUE),

@@ -2,8 +2,7 @@
 //! the elementwise lane engine.
 
 use super::CpuOptions;
-use super::elementwise::{self, Kernel, Operand};
-use crate::device::convert;
+use super::elementwise::{self, CHUNK, Kernel, Operand, load_chunk, store_chunk};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::copy::{Conversion, CopyOp};
 
@@ -11,6 +10,9 @@ struct Copy(Conversion);
 
 impl Kernel for Copy {
     type Lane = ();
+    fn identity(&self) -> bool {
+        matches!(self.0, Conversion::Bits { .. })
+    }
     fn lane(&self, _lane: u32) {}
     #[inline]
     fn chunk(&self, _: &mut (), src: [&[u32]; 2], out: &mut [u32]) {
@@ -19,9 +21,10 @@ impl Kernel for Copy {
             Conversion::Bits { .. } => out.copy_from_slice(src[0]),
             // EC-46: load (SPEC §6, EC-19), then store (EC-13, EC-20).
             Conversion::Convert { from, to } => {
-                for (o, &x) in out.iter_mut().zip(src[0]) {
-                    *o = convert::store_f32_bits(to, convert::load_f32_bits(from, x as u64));
-                }
+                let mut f = [0u32; CHUNK];
+                let f = &mut f[..out.len()];
+                load_chunk(from, src[0], f);
+                store_chunk(to, f, out);
             }
         }
     }

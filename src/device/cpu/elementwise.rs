@@ -14,6 +14,7 @@
 
 use super::CpuOptions;
 use super::lanes::WalkIter;
+use crate::device::convert::{self, InType, OutType};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
 use crate::isa::tensor::Region;
@@ -32,6 +33,12 @@ pub(crate) struct Operand<'s> {
 pub(crate) trait Kernel: Sync {
     /// Per-lane state (Iota's generator walk).
     type Lane;
+    /// True when `chunk` copies `src[0]` unchanged and the element sizes are
+    /// equal (Copy, Cast between equal dtypes): contiguous runs are then
+    /// moved as bytes.
+    fn identity(&self) -> bool {
+        false
+    }
     /// The state of lane `lane` (counted from the start partition).
     fn lane(&self, lane: u32) -> Self::Lane;
     /// Combines one chunk: `src[i][j]` is source i's element (its raw bits in
@@ -150,6 +157,9 @@ fn walk(s: &Side) -> WalkIter {
 }
 
 fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &[Operand]) {
+    if k.identity() && srcs.len() == 1 {
+        return copy_lane(lane, count, dst, srcs[0]);
+    }
     let mut st = k.lane(lane.index);
     let mut dwalk = walk(dst.side);
     let mut swalk: Vec<WalkIter> = srcs.iter().map(|s| walk(s.side)).collect();
@@ -186,6 +196,39 @@ fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &
     }
 }
 
+/// EC-45: one lane of a bit copy, run by run: wherever both walks go on
+/// along x with step 1, the bytes move in one copy (`copy_within` when src
+/// is in the dst partition; EC-42 makes any overlap an exact one).
+fn copy_lane(lane: &mut Lane, count: u64, dst: Operand, src: Operand) {
+    let size = dst.size;
+    let (mut sw, mut dw) = (walk(src.side), walk(dst.side));
+    let contiguous = |s: &Side| s.step[0] == 1 || s.num[0] == 1;
+    let runs = contiguous(src.side) && contiguous(dst.side);
+    let mut done = 0u64;
+    while done < count {
+        let n = if runs {
+            sw.run_left().min(dw.run_left()).min(count - done)
+        } else {
+            1
+        };
+        let (s, _) = sw.next_run(n);
+        let (d, _) = dw.next_run(n);
+        let len = n as usize * size;
+        let d = (dst.side.offset as i64 + d * size as i64) as usize;
+        match &lane.srcs[0] {
+            SrcMem::Dst => {
+                let s = (src.side.offset as i64 + s * size as i64) as usize;
+                lane.dst.copy_within(s..s + len, d);
+            }
+            SrcMem::Slice(b, at) => {
+                let s = (at + s * size as i64) as usize;
+                lane.dst[d..d + len].copy_from_slice(&b[s..s + len]);
+            }
+        }
+        done += n;
+    }
+}
+
 /// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).
 fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out: &mut [u32]) {
     let mut i = 0;
@@ -196,17 +239,27 @@ fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out:
         let first = (at + start * size as i64) as usize;
         if step0 == 1 || n == 1 {
             let src = &bytes[first..first + n * size];
-            match size {
-                4 => {
+            // Elements are aligned to their size (SPEC §3) in u64-backed
+            // memory, so the typed views normally succeed (little-endian host).
+            match (size, bytemuck::try_cast_slice::<u8, u32>(src)) {
+                (4, Ok(w)) => o.copy_from_slice(w),
+                (4, Err(_)) => {
                     for (x, c) in o.iter_mut().zip(src.chunks_exact(4)) {
                         *x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                     }
                 }
-                2 => {
-                    for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
-                        *x = u16::from_le_bytes([c[0], c[1]]) as u32;
+                (2, _) => match bytemuck::try_cast_slice::<u8, u16>(src) {
+                    Ok(h) => {
+                        for (x, &c) in o.iter_mut().zip(h) {
+                            *x = c as u32;
+                        }
                     }
-                }
+                    Err(_) => {
+                        for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
+                            *x = u16::from_le_bytes([c[0], c[1]]) as u32;
+                        }
+                    }
+                },
                 _ => {
                     for (x, &c) in o.iter_mut().zip(src) {
                         *x = c as u32;
@@ -235,16 +288,26 @@ fn scatter(bytes: &mut [u8], at: i64, w: &mut WalkIter, step0: i64, size: usize,
         if step0 == 1 || n == 1 {
             let dst = &mut bytes[first..first + n * size];
             match size {
-                4 => {
-                    for (c, x) in dst.chunks_exact_mut(4).zip(v) {
-                        c.copy_from_slice(&x.to_le_bytes());
+                4 => match bytemuck::try_cast_slice_mut::<u8, u32>(dst) {
+                    Ok(w) => w.copy_from_slice(v),
+                    Err(_) => {
+                        for (c, x) in dst.chunks_exact_mut(4).zip(v) {
+                            c.copy_from_slice(&x.to_le_bytes());
+                        }
                     }
-                }
-                2 => {
-                    for (c, x) in dst.chunks_exact_mut(2).zip(v) {
-                        c.copy_from_slice(&(*x as u16).to_le_bytes());
+                },
+                2 => match bytemuck::try_cast_slice_mut::<u8, u16>(dst) {
+                    Ok(h) => {
+                        for (d, x) in h.iter_mut().zip(v) {
+                            *d = *x as u16;
+                        }
                     }
-                }
+                    Err(_) => {
+                        for (c, x) in dst.chunks_exact_mut(2).zip(v) {
+                            c.copy_from_slice(&(*x as u16).to_le_bytes());
+                        }
+                    }
+                },
                 _ => {
                     for (c, x) in dst.iter_mut().zip(v) {
                         *c = *x as u8;
@@ -266,4 +329,53 @@ fn read(bytes: &[u8], at: usize, size: usize) -> u32 {
     let mut b = [0u8; 4];
     b[..size].copy_from_slice(&bytes[at..at + size]);
     u32::from_le_bytes(b)
+}
+
+/// SPEC §6 loads of a chunk of raw elements of `ty` to f32 bits
+/// ([`convert::load_f32_bits`]), one loop per type so that the conversion
+/// is inlined and the loop vectorises.
+pub(crate) fn load_chunk(ty: InType, src: &[u32], out: &mut [u32]) {
+    macro_rules! each {
+        ($t:expr) => {
+            for (o, &x) in out.iter_mut().zip(src) {
+                *o = convert::load_f32_bits($t, x as u64);
+            }
+        };
+    }
+    match ty {
+        InType::U8 => each!(InType::U8),
+        InType::I8 => each!(InType::I8),
+        InType::U16 => each!(InType::U16),
+        InType::I16 => each!(InType::I16),
+        InType::U32 => each!(InType::U32),
+        InType::I32 => each!(InType::I32),
+        InType::I64 => each!(InType::I64),
+        InType::F16 => each!(InType::F16),
+        InType::Bf16 => each!(InType::Bf16),
+        InType::F32 => each!(InType::F32),
+    }
+}
+
+/// EC-13/EC-20 stores of a chunk of f32 bits to `ty`
+/// ([`convert::store_f32_bits`]), one loop per type.
+pub(crate) fn store_chunk(ty: OutType, vals: &[u32], out: &mut [u32]) {
+    macro_rules! each {
+        ($t:expr) => {
+            for (o, &x) in out.iter_mut().zip(vals) {
+                *o = convert::store_f32_bits($t, x);
+            }
+        };
+    }
+    match ty {
+        OutType::U8 => each!(OutType::U8),
+        OutType::I8 => each!(OutType::I8),
+        OutType::U16 => each!(OutType::U16),
+        OutType::I16 => each!(OutType::I16),
+        OutType::U32 => each!(OutType::U32),
+        OutType::I32 => each!(OutType::I32),
+        OutType::F16 => each!(OutType::F16),
+        OutType::Bf16 => each!(OutType::Bf16),
+        OutType::F32 => each!(OutType::F32),
+        OutType::F32r => each!(OutType::F32r),
+    }
 }

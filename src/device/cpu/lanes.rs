@@ -135,6 +135,12 @@ impl WalkIter {
         cur
     }
 
+    /// Elements left along dim 0 from the current one (at least 1).
+    #[inline(always)]
+    pub(crate) fn run_left(&self) -> u64 {
+        self.num[0] - self.idx[0]
+    }
+
     /// The current element index and how many elements (at most `max`, at
     /// least 1) follow it along dim 0 before another dim moves (they are
     /// `step[0]` elements apart); moves past them.

@@ -2,8 +2,7 @@
 //! EC-49 … EC-52 on the elementwise lane engine, two sources.
 
 use super::CpuOptions;
-use super::elementwise::{self, Kernel, Operand};
-use crate::device::convert;
+use super::elementwise::{self, CHUNK, Kernel, Operand, load_chunk, store_chunk};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::tensor_tensor::{TtOp, TtPath, extend, f32_op, int_op};
 
@@ -29,11 +28,24 @@ impl Kernel for Tt<'_> {
                 src: [t0, t1],
                 out: to,
             } => {
-                for ((o, &a), &b) in out.iter_mut().zip(src[0]).zip(src[1]) {
-                    let x = convert::load_f32_bits(t0, a as u64);
-                    let y = convert::load_f32_bits(t1, b as u64);
-                    *o = convert::store_f32_bits(to, f32_op(alu, x, y));
+                let (mut x, mut y) = ([0u32; CHUNK], [0u32; CHUNK]);
+                let (x, y) = (&mut x[..out.len()], &mut y[..out.len()]);
+                load_chunk(t0, src[0], x);
+                load_chunk(t1, src[1], y);
+                // One loop per op, so each vectorises (EC-51).
+                macro_rules! each {
+                    ($op:expr) => {
+                        for (a, &b) in x.iter_mut().zip(y.iter()) {
+                            *a = f32_op($op, *a, b);
+                        }
+                    };
                 }
+                match alu {
+                    0x04 => each!(0x04),
+                    0x05 => each!(0x05),
+                    _ => each!(0x06),
+                }
+                store_chunk(to, x, out);
             }
         }
     }

@@ -14,7 +14,9 @@ use crate::device::ops::pool::Side;
 use crate::device::ops::tensor_tensor::{TtOp, TtPath};
 use crate::limits::Arch;
 use bytemuck::{Pod, Zeroable};
+use std::collections::HashSet;
 use std::mem::{offset_of, size_of};
+use std::sync::OnceLock;
 
 /// `struct Operand` of shaders/elementwise.wgsl: one operand's walk.
 #[repr(C)]
@@ -114,6 +116,23 @@ fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> 
     (rows.is_some(), g)
 }
 
+/// Whether, on the row path, every segment of the dst starts 4-byte aligned
+/// and fills whole words: 1- or 2-byte elements, an aligned start, every
+/// other walked dim stepping by whole words (`per` · size is a multiple of 4
+/// since `per` ≥ 4).
+fn dst_words(p: &ElemParams) -> bool {
+    matches!(p.dst.size, 1 | 2) && segments_aligned(&p.dst, p.per, 4)
+}
+
+/// Whether every `per`-position segment of a row-path walk starts
+/// `align`-byte aligned and covers whole `align`-byte units.
+fn segments_aligned(o: &OperandParams, per: u32, align: u32) -> bool {
+    let a = align as i64;
+    o.base.is_multiple_of(align)
+        && (per * o.size).is_multiple_of(align)
+        && (1..4).all(|i| o.num[i] <= 1 || (o.step[i] as i64 * o.size as i64) % a == 0)
+}
+
 fn dispatch(
     shader: Shader,
     p: &ElemParams,
@@ -122,6 +141,16 @@ fn dispatch(
     grid: (u32, u32),
 ) -> Dispatch {
     constants.push(("ROWS", rows as u32));
+    let dst_vec = rows && segments_aligned(&p.dst, p.per, 16);
+    constants.push(("WORDS", (rows && !dst_vec && dst_words(p)) as u32));
+    constants.push(("DST_VEC", dst_vec as u32));
+    let src_vec = |o: &OperandParams| rows && o.size == 4 && segments_aligned(o, p.per, 16);
+    let sources = constants
+        .iter()
+        .find(|c| c.0 == "SOURCES")
+        .map_or(0, |c| c.1);
+    constants.push(("SRC0_VEC", (sources > 0 && src_vec(&p.src0)) as u32));
+    constants.push(("SRC1_VEC", (sources > 1 && src_vec(&p.src1)) as u32));
     constants.sort();
     Dispatch {
         key: PipelineKey {
@@ -213,4 +242,178 @@ pub fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
         constants.push(("ADD_BY_BITS", cx.add_by_bits as u32));
     }
     dispatch(Shader::TensorTensor, &p, constants, rows, g)
+}
+
+/// The shape constants a dispatch can carry (`ROWS`, `WORDS`, `DST_VEC`,
+/// `SRC0_VEC`, `SRC1_VEC`, as [`dispatch`] sets them for `sources`
+/// sources): a walk, a row, a row of whole words, rows of vec4s.
+fn shapes(sources: u32) -> Vec<[(&'static str, u32); 5]> {
+    let v = |b: bool| b as u32;
+    let mut out = Vec::new();
+    for (rows, words, dst_vec) in [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1)] {
+        for src_vec in [false, true] {
+            if src_vec && (rows == 0 || sources == 0) {
+                continue;
+            }
+            out.push([
+                ("ROWS", rows),
+                ("WORDS", words),
+                ("DST_VEC", dst_vec),
+                ("SRC0_VEC", v(src_vec)),
+                ("SRC1_VEC", v(src_vec && sources > 1)),
+            ]);
+        }
+    }
+    out
+}
+
+/// A family configuration: (program, sources, override constants other than
+/// the shape).
+pub type Config = (Shader, u32, Vec<(&'static str, u32)>);
+
+/// The shape constants ([`shapes`]).
+const SHAPE: [&str; 5] = ["ROWS", "WORDS", "DST_VEC", "SRC0_VEC", "SRC1_VEC"];
+
+/// Every family configuration the encoders above can produce (the override
+/// constants other than the shape): (program, sources, constants). Cast: bit
+/// copies and every dtype pair; Iota: every output dtype; Tensor-Tensor:
+/// every executed ALU op over every dtype triple its path admits (EC-50,
+/// EC-51), the f32 path with both adds.
+pub fn configs() -> Vec<Config> {
+    use crate::device::convert::{InType, OutType};
+    use crate::device::ops::tensor_tensor::executes;
+    use crate::isa::enums::AluOp;
+    use crate::isa::opcode::Opcode;
+    let mut out = Vec::new();
+    let mut family = |shader: Shader, sources: u32, configs: Vec<Vec<(&'static str, u32)>>| {
+        out.extend(configs.into_iter().map(|c| (shader, sources, c)));
+    };
+    let dt = |d: crate::isa::enums::Dtype| d.0 as u32;
+    let mut cast = vec![vec![("CONVERT", 0), ("SOURCES", 1)]];
+    for i in InType::ALL {
+        for o in OutType::ALL {
+            cast.push(vec![
+                ("CONVERT", 1),
+                ("IN_DTYPE", dt(i.dtype())),
+                ("OUT_DTYPE", dt(o.dtype())),
+                ("SOURCES", 1),
+            ]);
+        }
+    }
+    family(Shader::Cast, 1, cast);
+    let iota = OutType::ALL
+        .iter()
+        .map(|o| {
+            vec![
+                ("GENERATOR", 1),
+                ("OUT_DTYPE", dt(o.dtype())),
+                ("SOURCES", 0),
+            ]
+        })
+        .collect();
+    family(Shader::Iota, 0, iota);
+    // EC-50/EC-51: the integer band combines 32-bit patterns of integer
+    // operands; base ADD/SUBTRACT/MULT take the f32 path for any other
+    // dtype triple.
+    let ints = [0x2u32, 0x3, 0x4, 0x5, 0x8, 0x9];
+    let ins: Vec<u32> = InType::ALL.iter().map(|t| dt(t.dtype())).collect();
+    let outs: Vec<u32> = OutType::ALL.iter().map(|t| dt(t.dtype())).collect();
+    let mut tt = Vec::new();
+    for opcode in [Opcode::TENSOR_TENSOR_ARITH, Opcode::TENSOR_TENSOR_BITVEC] {
+        for alu in (0..=255u8).map(AluOp).filter(|&a| executes(opcode, a)) {
+            let base = matches!(alu.0, 0x04..=0x06) && opcode == Opcode::TENSOR_TENSOR_ARITH;
+            for &d0 in &ins {
+                for &d1 in &ins {
+                    for &o in &outs {
+                        let int = ints.contains(&d0) && ints.contains(&d1) && ints.contains(&o);
+                        if !int && !base {
+                            continue;
+                        }
+                        let c = vec![
+                            ("ALU", alu.0 as u32),
+                            ("F32_PATH", !int as u32),
+                            ("IN0_DTYPE", d0),
+                            ("IN1_DTYPE", d1),
+                            ("OUT_DTYPE", o),
+                            ("SOURCES", 2),
+                        ];
+                        if int {
+                            tt.push(c);
+                        } else {
+                            for by_bits in [1, 0] {
+                                let mut c = c.clone();
+                                c.push(("ADD_BY_BITS", by_bits));
+                                tt.push(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    family(Shader::TensorTensor, 2, tt);
+    out
+}
+
+/// The pipelines the portability test translates for these families: every
+/// configuration ([`configs`]) with the plain walk, and every shape with
+/// the first configuration of each program and path. The whole cross
+/// product (~70,000 pipelines) is too many to translate in CI; the shape
+/// code and the configuration code are separate regions of the shaders, so
+/// this covers every region with every value of every constant.
+pub fn variants() -> Vec<PipelineKey> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (shader, sources, c) in configs() {
+        let f32_path = c.iter().any(|&(n, v)| n == "F32_PATH" && v == 1);
+        let all = shapes(sources);
+        let first = seen.insert((shader, f32_path));
+        for shape in if first { &all[..] } else { &all[..1] } {
+            out.push(key(shader, &c, shape));
+        }
+    }
+    out
+}
+
+/// Whether `k` is a pipeline the encoders can produce: a configuration of
+/// [`configs`] with one of the shapes.
+pub fn covers(k: &PipelineKey) -> bool {
+    type Known = HashSet<(Shader, Vec<(&'static str, u32)>)>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| {
+        configs()
+            .into_iter()
+            .map(|(shader, _, mut c)| {
+                c.sort();
+                (shader, c)
+            })
+            .collect()
+    });
+    let (shape, config): (Vec<_>, Vec<_>) = k
+        .constants
+        .iter()
+        .copied()
+        .partition(|(n, _)| SHAPE.contains(n));
+    let sources = config.iter().find(|c| c.0 == "SOURCES").map_or(0, |c| c.1);
+    let shape_ok = shapes(sources).iter().any(|s| {
+        let mut s = s.to_vec();
+        s.sort();
+        s == shape
+    });
+    shape_ok && k.entry == "elementwise" && known.contains(&(k.shader, config))
+}
+
+fn key(
+    shader: Shader,
+    config: &[(&'static str, u32)],
+    shape: &[(&'static str, u32); 5],
+) -> PipelineKey {
+    let mut constants = config.to_vec();
+    constants.extend_from_slice(shape);
+    constants.sort();
+    PipelineKey {
+        shader,
+        entry: "elementwise",
+        constants,
+    }
 }

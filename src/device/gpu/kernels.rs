@@ -271,11 +271,23 @@ pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
     (gx, gy)
 }
 
-/// Every pipeline the device can ask the library for, family by family:
-/// what the portability test (tests/shader_portability.rs) translates for
-/// every backend, so that the list cannot go stale.
+/// The pipelines the portability test (tests/shader_portability.rs)
+/// translates for every backend, family by family from each family's own
+/// list: every Pool variant, the copy kernel, and the elementwise families'
+/// covering set ([`super::elementwise::variants`]). [`is_listed`] says
+/// whether the families can produce a key, so the lists cannot go stale.
 pub fn every_pipeline() -> Vec<PipelineKey> {
     let mut keys = super::pool::variants();
+    keys.extend(super::elementwise::variants());
     keys.push(super::copy::key());
     keys
+}
+
+/// Whether the families' lists hold `key` (every key an encoder produces
+/// must be listed: tests/backends.rs checks it on random records).
+pub fn is_listed(key: &PipelineKey) -> bool {
+    match key.shader {
+        Shader::Pool | Shader::Copy => every_pipeline().contains(key),
+        _ => super::elementwise::covers(key),
+    }
 }
