@@ -26,7 +26,6 @@ use crate::isa::enums::Engine;
 use crate::isa::text::disasm_record;
 use crate::limits::{NUM_EVENTS, NUM_SEMAPHORES};
 use serde::Serialize;
-use std::io::Write;
 
 /// Virtual time, in cycles of the cost model's clock ([`cost::CYCLES_PER_US`]).
 pub type Cycles = u64;
@@ -368,34 +367,32 @@ impl Timeline {
     /// program the timeline was recorded from (it gives each record's
     /// disassembly and byte offset).
     pub fn to_json(&self, staged: &Staged) -> Vec<u8> {
-        let mut w = Vec::with_capacity(64 + self.slices.len() * 256);
-        // Writes to a Vec cannot fail.
-        let _ = self.write_json(staged, &mut w);
-        w
+        let mut j = Json(Vec::with_capacity(1024 + self.slices.len() * 320));
+        self.write_json(staged, &mut j);
+        j.0
     }
 
-    fn write_json(&self, staged: &Staged, w: &mut Vec<u8>) -> std::io::Result<()> {
-        // Each distinct record's disassembly, made once.
-        let mut disasm: [Vec<Option<String>>; 5] =
-            std::array::from_fn(|e| vec![None; staged.steps[e].len()]);
-        let us = |c: Cycles| c as f64 / cost::CYCLES_PER_US as f64;
-        let jstr = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-        write!(
-            w,
-            "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"generator\":\"tpb-emu\",\
+    fn write_json(&self, staged: &Staged, j: &mut Json) {
+        // Where each record's escaped disassembly was first written, so a
+        // record that runs again (a loop) copies it instead of making it again.
+        let mut disasm: [Vec<(usize, usize)>; 5] =
+            std::array::from_fn(|e| vec![(0, 0); staged.steps[e].len()]);
+        j.raw(
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpb-emu\",\
              \"clock\":\"virtual cycles of the TL-1 cost model, 1 cycle = 1 ns; not a measurement\",\
-             \"issue_cycles\":{},\"dma_latency_cycles\":{},\"dma_bytes_per_cycle\":{},\
-             \"slices_dropped\":{}}},\"traceEvents\":[",
-            cost::ISSUE_CYCLES,
-            cost::DMA_LATENCY_CYCLES,
-            cost::DMA_BYTES_PER_CYCLE,
-            self.dropped
-        )?;
-        write!(
-            w,
-            "\n{{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\
-             \"args\":{{\"name\":\"tpb-emu run (virtual clock)\"}}}}"
-        )?;
+             \"issue_cycles\":",
+        );
+        j.int(cost::ISSUE_CYCLES);
+        j.raw(",\"dma_latency_cycles\":");
+        j.int(cost::DMA_LATENCY_CYCLES);
+        j.raw(",\"dma_bytes_per_cycle\":");
+        j.int(cost::DMA_BYTES_PER_CYCLE);
+        j.raw(",\"slices_dropped\":");
+        j.int(self.dropped);
+        j.raw(
+            "},\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\
+             \"args\":{\"name\":\"tpb-emu run (virtual clock)\"}}",
+        );
         let mut queues = [false; 5];
         for s in &self.slices {
             if let Track::Dma(e) = s.track {
@@ -413,34 +410,37 @@ impl Timeline {
             ));
         }
         for (t, name) in &tracks {
-            write!(
-                w,
-                ",\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\"name\":\"thread_name\",\
-                 \"args\":{{\"name\":\"{1}\"}}}},\n{{\"ph\":\"M\",\"pid\":1,\"tid\":{0},\
-                 \"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{0}}}}}",
-                t.tid(),
-                name
-            )?;
+            j.raw(",\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
+            j.int(t.tid() as u64);
+            j.raw(",\"name\":\"thread_name\",\"args\":{\"name\":");
+            j.str(name);
+            j.raw("}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":");
+            j.int(t.tid() as u64);
+            j.raw(",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+            j.int(t.tid() as u64);
+            j.raw("}}");
         }
         let mut flow = 0u64;
         for s in &self.slices {
-            let tid = s.track.tid();
-            let (ts, dur) = (us(s.start), us(s.dur));
             match s.kind {
                 SliceKind::Record { index } => {
                     let Track::Engine(e) = s.track else { continue };
                     let step = &staged.steps[e as usize][index];
-                    let text = disasm[e as usize][index]
-                        .get_or_insert_with(|| jstr(&disasm_record(&step.record)));
-                    write!(
-                        w,
-                        ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{tid},\"ts\":{ts},\"dur\":{dur},\
-                         \"name\":\"{}\",\"cat\":\"record\",\"args\":{{\"offset\":{},\
-                         \"disasm\":{text},\"cycles\":{}}}}}",
-                        step.record.opcode(),
-                        step.offset,
-                        s.dur
-                    )?;
+                    j.slice(s, &opcode_name(&step.record), "record");
+                    j.raw(",\"args\":{\"offset\":");
+                    j.int(step.offset as u64);
+                    j.raw(",\"disasm\":");
+                    let at = &mut disasm[e as usize][index];
+                    if at.1 > at.0 {
+                        j.0.extend_from_within(at.0..at.1);
+                    } else {
+                        let start = j.0.len();
+                        j.str(&disasm_record(&step.record));
+                        *at = (start, j.0.len());
+                    }
+                    j.raw(",\"cycles\":");
+                    j.int(s.dur);
+                    j.raw("}}");
                 }
                 SliceKind::Wait {
                     index,
@@ -450,22 +450,19 @@ impl Timeline {
                     let Track::Engine(e) = s.track else { continue };
                     let offset = staged.steps[e as usize][index].offset;
                     let by = released_by.and_then(|i| self.slices.get(i));
-                    let by_text =
-                        by.map_or_else(|| "\"\"".to_string(), |b| jstr(&self.describe(staged, b)));
-                    write!(
-                        w,
-                        ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{tid},\"ts\":{ts},\"dur\":{dur},\
-                         \"name\":{},\"cat\":\"wait\",\"args\":{{\"offset\":{offset},\
-                         \"released_by\":{by_text},\"cycles\":{}}}}}",
-                        jstr(&format!("wait {wait}")),
-                        s.dur
-                    )?;
+                    j.slice(s, &format!("wait {wait}"), "wait");
+                    j.raw(",\"args\":{\"offset\":");
+                    j.int(offset as u64);
+                    j.raw(",\"released_by\":");
+                    j.str(&by.map_or_else(String::new, |b| self.describe(staged, b)));
+                    j.raw(",\"cycles\":");
+                    j.int(s.dur);
+                    j.raw("}}");
                     if let Some(b) = by {
                         // TL-2: the arrow leaves the releasing slice in its
                         // last cycle and lands in the wait's last cycle.
                         flow += 1;
-                        let last = s.end().saturating_sub(1);
-                        self.write_flow(w, flow, "release", b, s.track, last)?;
+                        j.flow(flow, "release", b, s.track, s.end().saturating_sub(1));
                     }
                 }
                 SliceKind::Dma {
@@ -475,53 +472,28 @@ impl Timeline {
                 } => {
                     let Track::Dma(e) = s.track else { continue };
                     let step = &staged.steps[e as usize][index];
-                    let plan = match &step.op {
-                        Op::Dma(p) => p.to_string(),
-                        _ => String::new(),
-                    };
-                    write!(
-                        w,
-                        ",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{tid},\"ts\":{ts},\"dur\":{dur},\
-                         \"name\":\"{}\",\"cat\":\"dma\",\"args\":{{\"engine\":\"{}\",\
-                         \"offset\":{},\"bytes\":{bytes},\"transfer\":{},\"cycles\":{}}}}}",
-                        step.record.opcode(),
-                        e.name(),
-                        step.offset,
-                        jstr(&plan),
-                        s.dur
-                    )?;
+                    j.slice(s, &opcode_name(&step.record), "dma");
+                    j.raw(",\"args\":{\"engine\":");
+                    j.str(e.name());
+                    j.raw(",\"offset\":");
+                    j.int(step.offset as u64);
+                    j.raw(",\"bytes\":");
+                    j.int(bytes);
+                    if let Op::Dma(p) = &step.op {
+                        j.raw(",\"transfer\":");
+                        j.str(&p.to_string());
+                    }
+                    j.raw(",\"cycles\":");
+                    j.int(s.dur);
+                    j.raw("}}");
                     if let Some(b) = self.slices.get(issued_by) {
                         flow += 1;
-                        self.write_flow(w, flow, "issue", b, s.track, s.start)?;
+                        j.flow(flow, "issue", b, s.track, s.start);
                     }
                 }
             }
         }
-        writeln!(w, "\n]}}")
-    }
-
-    /// A flow from the last cycle of `from` to the slice of track `to` that
-    /// encloses cycle `to_at`.
-    fn write_flow(
-        &self,
-        w: &mut Vec<u8>,
-        id: u64,
-        cat: &str,
-        from: &Slice,
-        to: Track,
-        to_at: Cycles,
-    ) -> std::io::Result<()> {
-        let us = |c: Cycles| c as f64 / cost::CYCLES_PER_US as f64;
-        write!(
-            w,
-            ",\n{{\"ph\":\"s\",\"pid\":1,\"tid\":{},\"ts\":{},\"id\":{id},\"name\":\"{cat}\",\
-             \"cat\":\"{cat}\"}},\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":{},\"ts\":{},\
-             \"id\":{id},\"name\":\"{cat}\",\"cat\":\"{cat}\"}}",
-            from.track.tid(),
-            us(from.end().saturating_sub(1)),
-            to.tid(),
-            us(to_at)
-        )
+        j.raw("\n]}\n");
     }
 
     /// `sp DMA_MEMCPY at 0 (transfer)`: what a releasing slice is.
@@ -538,5 +510,112 @@ impl Timeline {
             step.record.opcode(),
             step.offset
         )
+    }
+}
+
+/// A record's opcode name (its text form's, allocated only for an opcode
+/// without a name).
+fn opcode_name(r: &crate::isa::record::Record) -> std::borrow::Cow<'static, str> {
+    let op = r.opcode();
+    op.name().map_or_else(|| op.to_string().into(), Into::into)
+}
+
+/// A JSON text being written: the few forms the trace file needs, without
+/// `fmt` machinery (the timeline of 100,000 records is some 30 MB).
+struct Json(Vec<u8>);
+
+impl Json {
+    fn raw(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn int(&mut self, mut n: u64) {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.0.extend_from_slice(&buf[i..]);
+    }
+
+    /// Cycles as microseconds ([`cost::CYCLES_PER_US`] = 1000): exact, with
+    /// three decimals.
+    fn us(&mut self, c: Cycles) {
+        self.int(c / cost::CYCLES_PER_US);
+        let f = c % cost::CYCLES_PER_US;
+        self.0.extend_from_slice(&[
+            b'.',
+            b'0' + (f / 100) as u8,
+            b'0' + (f / 10 % 10) as u8,
+            b'0' + (f % 10) as u8,
+        ]);
+    }
+
+    /// A JSON string (quotes, backslashes and control characters escaped).
+    fn str(&mut self, s: &str) {
+        self.0.push(b'"');
+        let plain = |b: &u8| *b >= 0x20 && *b != b'"' && *b != b'\\';
+        if s.as_bytes().iter().all(plain) {
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.push(b'"');
+            return;
+        }
+        for &b in s.as_bytes() {
+            match b {
+                b'"' => self.0.extend_from_slice(b"\\\""),
+                b'\\' => self.0.extend_from_slice(b"\\\\"),
+                0..=0x1f => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    self.0.extend_from_slice(b"\\u00");
+                    self.0.push(HEX[(b >> 4) as usize]);
+                    self.0.push(HEX[(b & 15) as usize]);
+                }
+                _ => self.0.push(b),
+            }
+        }
+        self.0.push(b'"');
+    }
+
+    /// A complete event's common keys, up to (not including) its `args`.
+    fn slice(&mut self, s: &Slice, name: &str, cat: &str) {
+        self.raw(",\n{\"ph\":\"X\",\"pid\":1,\"tid\":");
+        self.int(s.track.tid() as u64);
+        self.raw(",\"ts\":");
+        self.us(s.start);
+        self.raw(",\"dur\":");
+        self.us(s.dur);
+        self.raw(",\"name\":");
+        self.str(name);
+        self.raw(",\"cat\":");
+        self.str(cat);
+    }
+
+    /// A flow from the last cycle of `from` to the slice of track `to` that
+    /// encloses cycle `to_at`.
+    fn flow(&mut self, id: u64, cat: &str, from: &Slice, to: Track, to_at: Cycles) {
+        for (ph, tid, at) in [
+            ("s", from.track.tid(), from.end().saturating_sub(1)),
+            ("f", to.tid(), to_at),
+        ] {
+            self.raw(",\n{\"ph\":\"");
+            self.raw(ph);
+            self.raw(if ph == "f" { "\",\"bp\":\"e" } else { "" });
+            self.raw("\",\"pid\":1,\"tid\":");
+            self.int(tid as u64);
+            self.raw(",\"ts\":");
+            self.us(at);
+            self.raw(",\"id\":");
+            self.int(id);
+            self.raw(",\"name\":");
+            self.str(cat);
+            self.raw(",\"cat\":");
+            self.str(cat);
+            self.raw("}");
+        }
     }
 }
