@@ -446,3 +446,31 @@ fn cli_refuses_a_timeline_over_an_input() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     assert!(!dir.path().join("out").exists(), "outputs only on success");
 }
+
+#[test]
+fn the_picture_shows_the_waits_the_dma_and_the_flow() {
+    use tpb_emu::viz::timeline::{DMA, FLOW, NAMES_W, ROW_H, WAIT, draw_timeline};
+    let (m, _) = run_timeline(&example());
+    let t = m.timeline().unwrap();
+    let img = draw_timeline(t, m.staged(), 1200);
+    // PE, ACT, POOL, DVE, SP, DMA ACT, DMA SP and the axis.
+    assert_eq!(img.dimensions(), (1200, 7 * ROW_H + 20));
+    assert_eq!(t.end(), 3552);
+    let x = |c: u64| NAMES_W + (c * (1200 - NAMES_W as u64 - 8) / 3552) as u32;
+    let mid = |row: u32| row * ROW_H + ROW_H / 2;
+    // POOL (row 2) waits from 0 to 1288; SP's transfer (row 6) runs 32..1288.
+    assert_eq!(*img.get_pixel(x(644), mid(2)), WAIT);
+    assert_eq!(*img.get_pixel(x(660), mid(6)), DMA);
+    // Nothing on PE (row 0) or DVE (row 3).
+    assert!((NAMES_W..1200).all(|px| *img.get_pixel(px, mid(3)) != DMA));
+    // The release flow crosses SP's row (4) at the end of the transfer.
+    let at = x(1288) - 1;
+    assert!(
+        (at - 1..=at + 1).any(|px| *img.get_pixel(px, mid(4)) == FLOW),
+        "the flow from SP's DMA to POOL"
+    );
+    // Degenerate inputs draw without panicking.
+    let empty = tpb_emu::runtime::timeline::Timeline::new(false);
+    let small = draw_timeline(&empty, m.staged(), 0);
+    assert_eq!(small.height(), 5 * ROW_H + 20);
+}
