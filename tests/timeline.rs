@@ -474,3 +474,56 @@ fn the_picture_shows_the_waits_the_dma_and_the_flow() {
     let small = draw_timeline(&empty, m.staged(), 0);
     assert_eq!(small.height(), 5 * ROW_H + 20);
 }
+
+#[test]
+fn a_neff_run_writes_the_same_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let neff = dir.path().join("m.neff");
+    let o = tpb(&["pack", EXAMPLE, "-o", neff.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let tl = dir.path().join("t.json");
+    let x = dir.path().join("x.npy");
+    std::fs::copy("examples/program/x.npy", &x).unwrap();
+    let input = format!("x={}", x.display());
+    let run = |timeline: &Path| {
+        tpb(&[
+            "run",
+            neff.to_str().unwrap(),
+            "--input",
+            &input,
+            "--backend",
+            "cpu",
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+            "--timeline",
+            timeline.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let o = run(&tl);
+    assert!(o.status.success(), "{o:?}");
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["engines"]["act"]["wait_cycles"], 1392);
+    assert_eq!(summary["virtual_cycles"], 3552);
+    let from_neff = events(&std::fs::read(&tl).unwrap());
+    check_format(&from_neff);
+    // The same slices and flows as the manifest's run (pack renumbers the
+    // variables, so only the DMA records' disassembly differs).
+    let strip = |evs: Vec<Value>| -> Vec<Value> {
+        evs.into_iter()
+            .map(|mut e| {
+                if let Some(a) = e["args"].as_object_mut() {
+                    a.remove("disasm");
+                    a.remove("transfer");
+                }
+                e
+            })
+            .collect()
+    };
+    assert_eq!(strip(from_neff), strip(events(&run_timeline(&example()).1)));
+    // An --input file is never overwritten.
+    let before = std::fs::read(&x).unwrap();
+    let o = run(&x);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_eq!(std::fs::read(&x).unwrap(), before);
+}
