@@ -162,7 +162,9 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut exec = backend.executor(staged.arch())?;
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
-    machine.record_timeline(args.timeline.is_some());
+    if args.json || args.timeline.is_some() {
+        machine.record_timeline(args.timeline.is_some());
+    }
     let run_start = Instant::now();
     machine
         .run(exec.as_mut(), &mut NoTrace)

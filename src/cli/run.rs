@@ -20,7 +20,8 @@
 //! `--timeline FILE.json` also writes the run's timeline, a Chrome
 //! trace-event file ([`crate::runtime::timeline`], docs/timeline.md); with
 //! `--json` the summary's `engines` gives each engine's records and virtual
-//! busy and waiting cycles (TL-1), with or without it.
+//! busy and waiting cycles (TL-1), with or without it (the recorder is
+//! attached only for `--json` or `--timeline`).
 
 use super::backend::Backend;
 use super::{CliError, check_paths, named, npy_bytes, png_bytes};
@@ -217,7 +218,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
     machine.set_max_work(args.max_work);
-    machine.record_timeline(args.timeline.is_some());
+    if args.json || args.timeline.is_some() {
+        machine.record_timeline(args.timeline.is_some());
+    }
     let mut trace = LineTrace {
         out: &mut *out,
         on: args.trace,
