@@ -406,6 +406,22 @@ fn cli_writes_the_timeline_and_the_json_totals() {
     assert_eq!(first, std::fs::read(&tl2).unwrap(), "deterministic");
     // The same file as the library writes.
     assert_eq!(first, run_timeline(&example()).1);
+    // The clock does not depend on the backend.
+    if common::gpu().is_some() {
+        let tl3 = dir.path().join("t3.json");
+        let out = tpb(&[
+            "run",
+            EXAMPLE,
+            "--backend",
+            "gpu",
+            "--out",
+            dir.path().join("out-gpu").to_str().unwrap(),
+            "--timeline",
+            tl3.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(first, std::fs::read(&tl3).unwrap(), "gpu backend");
+    }
 }
 
 #[test]
