@@ -619,3 +619,42 @@ impl Json {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_round_trip_through_a_parser() {
+        for s in ["", "plain", "a\"b\\c", "tab\tnew\nline\u{1}", "µs ≥ 1"] {
+            let mut j = Json(Vec::new());
+            j.str(s);
+            let back: String = serde_json::from_slice(&j.0).expect("valid JSON");
+            assert_eq!(back, s);
+        }
+    }
+
+    #[test]
+    fn cycles_are_written_as_exact_microseconds() {
+        for (c, want) in [
+            (0, "0.000"),
+            (32, "0.032"),
+            (1288, "1.288"),
+            (1_000_000, "1000.000"),
+            (u64::MAX, "18446744073709551.615"),
+        ] {
+            let mut j = Json(Vec::new());
+            j.us(c);
+            assert_eq!(String::from_utf8(j.0).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn dma_cost_is_latency_plus_bytes() {
+        assert_eq!(cost::dma_cycles(0), 1_000);
+        assert_eq!(cost::dma_cycles(1), 1_001);
+        assert_eq!(cost::dma_cycles(64), 1_002);
+        assert_eq!(cost::dma_cycles(65), 1_003);
+        assert_eq!(cost::dma_cycles(u64::MAX), (1 << 59) + 1_000);
+    }
+}
