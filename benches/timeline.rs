@@ -7,8 +7,9 @@
 //! 1. without a recorder;
 //! 2. with the totals-only recorder (`run` always attaches one for `--json`'s
 //!    `engines`);
-//! 3. with the full recorder, then the JSON written to memory
-//!    (`--timeline`: slices, disassembly, flows).
+//! 3. with the full recorder (every slice kept), no JSON;
+//! 4. the same, then the JSON written to memory (`--timeline`: slices,
+//!    disassembly, flows).
 //!
 //! Times are medians. The overhead of each row is given over the run alone
 //! and over staging + run (what `tpb-emu run` does before writing its
@@ -85,16 +86,25 @@ fn control_and_dma() -> Program {
     p
 }
 
-/// Runs `staged`; with `Some(keep)` a recorder, and with `keep` the JSON.
-fn run(staged: &Arc<Staged>, recorder: Option<bool>) -> usize {
+/// How much of the timeline a run makes.
+#[derive(Clone, Copy, PartialEq)]
+enum Recorder {
+    None,
+    Totals,
+    Slices,
+    Json,
+}
+
+/// Runs `staged` with `recorder`; the JSON's length, or the records run.
+fn run(staged: &Arc<Staged>, recorder: Recorder) -> usize {
     let mut m = Machine::new(Arc::clone(staged));
-    if let Some(keep) = recorder {
-        m.record_timeline(keep);
+    if recorder != Recorder::None {
+        m.record_timeline(recorder != Recorder::Totals);
     }
     m.run(&mut CpuExecutor::default(), &mut NoTrace)
         .expect("runs");
     match (recorder, m.timeline()) {
-        (Some(true), Some(t)) => t.to_json(m.staged()).len(),
+        (Recorder::Json, Some(t)) => t.to_json(m.staged()).len(),
         _ => m.total_executed() as usize,
     }
 }
@@ -113,12 +123,15 @@ fn main() {
     let staged = Arc::new(stage(&p).expect("stages"));
     let mut bytes = 0;
     let plain = time(budget, || {
-        std::hint::black_box(run(&staged, None));
+        std::hint::black_box(run(&staged, Recorder::None));
     });
     let totals = time(budget, || {
-        std::hint::black_box(run(&staged, Some(false)));
+        std::hint::black_box(run(&staged, Recorder::Totals));
     });
-    let full = time(budget, || bytes = run(&staged, Some(true)));
+    let slices = time(budget, || {
+        std::hint::black_box(run(&staged, Recorder::Slices));
+    });
+    let full = time(budget, || bytes = run(&staged, Recorder::Json));
     println!(
         "{:<46} {:>9} {:>12} {:>16}",
         "100,000 control + DMA records (SP, ACT), cpu", "ms", "over run", "over stage+run"
@@ -134,6 +147,7 @@ fn main() {
     println!("{:<46} {:>9.3}", "staging (load excluded)", stage_s * 1e3);
     row("run, no recorder", plain);
     row("run, totals-only recorder (run --json)", totals);
+    row("run, full recorder (slices kept, no JSON)", slices);
     row("run + timeline JSON (run --timeline)", full);
     println!("{:<46} {:>9.1} MB of JSON", "", bytes as f64 / 1e6);
 }
