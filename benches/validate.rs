@@ -1,5 +1,7 @@
 //! Validation throughput: a stream of 1M valid Pool records, as records/s,
-//! beside a memcpy of the same bytes measured in the same run.
+//! beside a memcpy of the same bytes measured in the same run; and the whole
+//! command, `tpb-emu validate FILE` from a file in the page cache (process
+//! start, reading, checking), beside the in-process rate.
 //!
 //! Run: `cargo bench --bench validate` (one thread).
 
@@ -65,24 +67,42 @@ fn main() {
         gb * 1e3
     );
     println!(
-        "{:<16} {:>12} {:>14} {:>10}",
+        "{:<26} {:>12} {:>14} {:>10}",
         "what", "time (ms)", "records/s", "GB/s"
     );
     let row = |what: &str, d: Duration| {
         let s = d.as_secs_f64();
         println!(
-            "{what:<16} {:>12.2} {:>14.3e} {:>10.2}",
+            "{what:<26} {:>12.2} {:>14.3e} {:>10.2}",
             s * 1e3,
             RECORDS as f64 / s,
             gb / s
         );
     };
+    // The whole command on the same stream, from a file.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("stream.bin");
+    std::fs::write(&file, &bytes).expect("write the stream");
+    let cli = time(|| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpb-emu"))
+            .arg("validate")
+            .arg(&file)
+            .output()
+            .expect("run tpb-emu");
+        assert!(out.status.success(), "{out:?}");
+    });
     row("validate best", validate.0);
     row("validate median", validate.1);
     row("memcpy best", memcpy.0);
     row("memcpy median", memcpy.1);
+    row("`tpb-emu validate` best", cli.0);
+    row("`tpb-emu validate` median", cli.1);
     println!(
         "validate/memcpy time ratio (best): {:.1}",
         validate.0.as_secs_f64() / memcpy.0.as_secs_f64()
+    );
+    println!(
+        "end to end / in-process rate (best): {:.2}",
+        validate.0.as_secs_f64() / cli.0.as_secs_f64()
     );
 }

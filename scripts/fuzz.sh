@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (or the ones named) for SECONDS each, seeded
+# Runs every cargo-fuzz target (or the ones named) for SECONDS each (an input
+# running over 10 s counts as a crash: a hang), seeded
 # from the test corpora, and prints each target's executions and crashes.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      # default 60 s, all targets
@@ -38,7 +39,7 @@ for t in "${targets[@]}"; do
     seed "$t"
     log="fuzz/corpus/$t.log"
     if cargo +nightly fuzz run -s "${FUZZ_SANITIZER:-none}" "$t" "fuzz/corpus/$t" -- \
-        -max_total_time="$secs" \
+        -max_total_time="$secs" -timeout=10 \
         -print_final_stats=1 ${FUZZ_FLAGS:-} > "$log" 2>&1; then
         crashes=0
     else

@@ -108,6 +108,83 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, FileError> {
     read_bounded(path, input_limit().unwrap_or(MAX_INPUT_BYTES))
 }
 
+/// Reads the file at `path` in pieces of at most `chunk` bytes (every piece
+/// but the last exactly `chunk`), handing each to `f` in order, while a
+/// second thread reads the next piece: a large input is never held whole
+/// and its reading overlaps the work on it. Refuses, as [`read_bounded`]
+/// does, a file of more than `limit` bytes (a regular file before reading
+/// anything). Returns the bytes read, or `f`'s first error (reading then
+/// stops).
+pub fn read_chunks<E>(
+    path: &Path,
+    limit: u64,
+    chunk: usize,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<Result<u64, E>, FileError> {
+    let io = |source| FileError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_file() && meta.len() > limit {
+        return Err(FileError::TooLarge {
+            path: path.to_owned(),
+            limit,
+            size: Some(meta.len()),
+        });
+    }
+    let chunk = chunk.max(1);
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(2);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut reader = file.take(limit.saturating_add(1));
+            loop {
+                let mut buf = empty_rx.try_recv().unwrap_or_else(|_| vec![0u8; chunk]);
+                buf.resize(chunk, 0);
+                let mut got = 0;
+                while got < chunk {
+                    match reader.read(&mut buf[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            let _ = full_tx.send(Err(e));
+                            return;
+                        }
+                    }
+                }
+                buf.truncate(got);
+                let last = got < chunk;
+                if full_tx.send(Ok(buf)).is_err() || last {
+                    return;
+                }
+            }
+        });
+        let mut total = 0u64;
+        for piece in full_rx {
+            let buf = piece.map_err(io)?;
+            total += buf.len() as u64;
+            if total > limit {
+                return Err(FileError::TooLarge {
+                    path: path.to_owned(),
+                    limit,
+                    size: None,
+                });
+            }
+            if buf.is_empty() {
+                break;
+            }
+            if let Err(e) = f(&buf) {
+                return Ok(Err(e));
+            }
+            let _ = empty_tx.send(buf);
+        }
+        Ok(Ok(total))
+    })
+}
+
 /// Reads the whole file at `path`, refusing one of more than `limit` bytes
 /// before allocating for it. A regular file is checked by its size; anything
 /// else (a device such as `/dev/zero`, a FIFO) is read up to `limit + 1`

@@ -1,11 +1,20 @@
-//! The `tpb-emu` command line. Exit codes: see [`tpb_emu::cli::Exit`].
+//! The `tpb-emu` command line. Exit codes: see [`cli::Exit`].
+//!
+//! The CLI lives in the binary, not in the library: `cli/` is this crate's
+//! module, and the library's modules are imported at its root so that
+//! `crate::device`, `crate::isa`, … name them there.
+
+mod cli;
+
+#[allow(unused_imports)]
+use tpb_emu::{device, files, frontend, isa, limits, neff, npy, runtime, viz};
 
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};
+use cli::{CliError, Exit};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tpb_emu::cli::{self, CliError, Exit};
 use tpb_emu::device::gpu::BackendChoice;
 use tpb_emu::isa::Engine;
 use tpb_emu::isa::validate::Target;

@@ -57,6 +57,10 @@ pub struct Npy {
     pub data: Vec<u8>,
 }
 
+/// The deepest bracket nesting an `.npy` header may have (a dict holding a
+/// shape tuple is 2; structured dtypes, which are refused later, a few more).
+pub const MAX_HEADER_NESTING: usize = 8;
+
 /// Parses the header of the `.npy` bytes `bytes` (read from `path`, named in
 /// errors): the header and the offset of the data. A header that claims more
 /// bytes than the file holds is refused before anything is allocated for it.
@@ -83,6 +87,24 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
             "the header claims {len} bytes but the file holds {}",
             bytes.len()
         )));
+    }
+    // The header's Python literal parser backtracks exponentially on deeply
+    // nested brackets (found by fuzzing: ~100 `{` take minutes). A real
+    // header is a dict holding a shape tuple (structured dtypes nest a few
+    // levels more), so deeper nesting is refused before parsing.
+    let text = &bytes[start as usize..(start + len) as usize];
+    let mut depth = 0usize;
+    for &b in text {
+        match b {
+            b'{' | b'[' | b'(' => depth += 1,
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_HEADER_NESTING {
+            return Err(err(format!(
+                "the header nests brackets more than {MAX_HEADER_NESTING} deep"
+            )));
+        }
     }
     let mut cur = std::io::Cursor::new(bytes);
     let header = NpyHeader::from_reader(&mut cur).map_err(|e| err(e.to_string()))?;
@@ -239,6 +261,20 @@ pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deeply_nested_headers_are_refused_quickly() {
+        // Found by fuzzing: nested braces made the header parser backtrack for minutes.
+        let mut h = "{'descr': '<f4', 'x': ".to_string();
+        h.push_str(&"{".repeat(120));
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        let t = std::time::Instant::now();
+        let e = parse_npy(Path::new("n.npy"), &b).unwrap_err().to_string();
+        assert!(e.contains("nests brackets more than 8 deep"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+    }
 
     #[test]
     fn fortran_order_is_transposed() {

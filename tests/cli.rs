@@ -208,3 +208,40 @@ fn random_files_never_panic_the_cli() {
         assert!([0, 4].contains(&c), "asm exited {c}");
     }
 }
+
+/// `validate` reads a large stream in pieces (1 MiB) on a second thread:
+/// offsets stay those of the whole file across the pieces, the first
+/// invalid record past the first piece is the one reported, and `--json`
+/// prints every record once.
+#[test]
+fn validate_reads_in_pieces_and_keeps_whole_file_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = seed_pool(PoolFunc::MAX_POOL, 16).encode();
+    let mut bad = seed_pool(PoolFunc::AVG_POOL, 16);
+    bad.pool_dim = PoolDim(1);
+    let n = 40_000; // 2.56 MB: three pieces
+    let bad_at = 17_000; // in the second piece
+    let mut recs = vec![good; n];
+    recs[bad_at] = bad.encode();
+    let f = write(dir.path(), "big.bin", &to_bytes(&recs));
+    let o = tpb(&["validate", s(&f)]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("opcode=69, offset={}:", bad_at * 64)),
+        "{}",
+        stderr(&o)
+    );
+    let o = tpb(&["validate", "--json", s(&f)]);
+    assert_eq!(code(&o), 3);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), n);
+    assert!(lines[n - 1].contains(&format!("\"offset\":{}", (n - 1) * 64)));
+    assert!(lines[bad_at].contains("\"valid\":false"));
+    // All valid: the count is the whole file's.
+    recs[bad_at] = good;
+    let f = write(dir.path(), "good.bin", &to_bytes(&recs));
+    let o = tpb(&["validate", s(&f)]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("ok: {n} records valid")));
+}

@@ -762,3 +762,17 @@ fn item8_padding_follows_pytorchs_rule() {
     let o = pool(&["--kernel", "3", "--dilation", "2", "--padding", "2"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
 }
+
+/// Item 10: the input fuzzing found (an `.npy` header of ~120 nested braces
+/// that the header parser took minutes over) is refused at once.
+#[test]
+fn item10_the_fuzzers_hang_is_refused_quickly() {
+    let d = tempfile::tempdir().unwrap();
+    let npy =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/npy/nested-braces-timeout.npy");
+    let t = Instant::now();
+    let o = tpb(&["viz", s(&npy), "-o", s(&d.path().join("x.png"))]);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert_eq!(code(&o), 4, "{}", err(&o));
+    assert!(err(&o).contains("nests brackets"), "{}", err(&o));
+}

@@ -1,8 +1,9 @@
 //! `tpb-emu validate FILE.bin [--engine E] [--arch A] [--json]`.
 
 use super::{CliError, read_stream};
-use crate::isa::stream::records;
+use crate::isa::stream::{StreamError, records};
 use crate::isa::validate::{InvalidRecord, Target, check};
+use crate::limits::RECORD_BYTES;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -23,35 +24,65 @@ struct JsonRecord<'a> {
 /// prints one object per record to `out`, goes on past invalid records, and
 /// still reports the first invalid one as the error.
 pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let bytes = read_stream(path)?;
-    let mut first_invalid = None;
-    let mut n = 0usize;
-    for (offset, r) in records(&bytes).expect("length checked") {
-        n += 1;
-        let res = check(&r, target);
-        if json {
-            let line = JsonRecord {
-                offset,
-                opcode: r.0[0],
-                valid: res.is_ok(),
-                predicate: res.as_ref().err().map(|f| f.predicate()),
-                detail: res.as_ref().err().map(|f| f.detail()),
-            };
-            let s = serde_json::to_string(&line).expect("plain struct serialises");
-            writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
-        }
-        if let Err(fail) = res {
-            let inv = InvalidRecord {
-                offset,
-                opcode: r.0[0],
-                fail,
-            };
-            if !json {
-                return Err(inv.into());
-            }
-            first_invalid.get_or_insert(inv);
-        }
+    // A regular file's length is checked before any record is looked at.
+    let stream_error = |len: u64| CliError::Stream {
+        path: path.to_owned(),
+        source: StreamError::Length { len: len as usize },
+    };
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && !meta.len().is_multiple_of(RECORD_BYTES as u64)
+    {
+        return Err(stream_error(meta.len()));
     }
+    let limit = crate::files::input_limit().unwrap_or(crate::limits::MAX_INPUT_BYTES);
+    let mut first_invalid = None;
+    let mut base = 0usize;
+    // Read in pieces on a second thread while the records are checked: no
+    // copy of the whole file is ever made (`validate` end to end runs at
+    // nearly its in-process rate).
+    let read = crate::files::read_chunks(
+        path,
+        limit,
+        VALIDATE_CHUNK,
+        |piece: &[u8]| -> Result<(), CliError> {
+            let whole = piece.len() - piece.len() % RECORD_BYTES;
+            for (offset, r) in records(&piece[..whole]).expect("whole records") {
+                let offset = base + offset;
+                let res = check(&r, target);
+                if json {
+                    let line = JsonRecord {
+                        offset,
+                        opcode: r.0[0],
+                        valid: res.is_ok(),
+                        predicate: res.as_ref().err().map(|f| f.predicate()),
+                        detail: res.as_ref().err().map(|f| f.detail()),
+                    };
+                    let s = serde_json::to_string(&line).expect("plain struct serialises");
+                    writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+                }
+                if let Err(fail) = res {
+                    let inv = InvalidRecord {
+                        offset,
+                        opcode: r.0[0],
+                        fail,
+                    };
+                    if !json {
+                        return Err(inv.into());
+                    }
+                    first_invalid.get_or_insert(inv);
+                }
+            }
+            base += whole;
+            Ok(())
+        },
+    )?;
+    let total = read?;
+    // A device or FIFO ends where it ends: a partial record is found here.
+    if !total.is_multiple_of(RECORD_BYTES as u64) {
+        return Err(stream_error(total));
+    }
+    let n = total as usize / RECORD_BYTES;
     if let Some(inv) = first_invalid {
         return Err(inv.into());
     }
@@ -66,6 +97,11 @@ pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Resu
     }
     Ok(())
 }
+
+/// Bytes `validate` reads at a time: whole records, large enough that a
+/// read costs little beside checking its records, small enough to stay in
+/// cache.
+const VALIDATE_CHUNK: usize = 1 << 20;
 
 /// `validate --lower`: lowers the stream in `path` (SPEC §8, EC-29) and
 /// validates the lowered records for `target`. A rejected pseudo-record gives

@@ -15,6 +15,7 @@ pub mod convert;
 pub mod cpu;
 pub mod dispatch;
 pub mod exec;
+#[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod memory;
 pub mod ops;
