@@ -272,6 +272,10 @@ enum Command {
         /// elements than this.
         #[arg(long, default_value_t = tpb_emu::limits::DEFAULT_MAX_WORK)]
         max_work: u64,
+        /// Also write the run's timeline as a Chrome trace-event / Perfetto JSON file
+        /// (see docs/timeline.md).
+        #[arg(long, value_name = "FILE.json")]
+        timeline: Option<PathBuf>,
     },
 }
 
@@ -417,6 +421,7 @@ fn run(args: Args) -> Result<(), CliError> {
             max_records,
             png,
             max_work,
+            timeline,
         } => {
             if cli::neff::is_neff(&manifest) {
                 let args = cli::neff_run::NeffRunArgs {
@@ -428,6 +433,7 @@ fn run(args: Args) -> Result<(), CliError> {
                     max_records,
                     arch: arch.map(Arch::from),
                     flags: neff,
+                    timeline,
                 };
                 return cli::neff_run::run(&args, &mut out);
             }
@@ -446,6 +452,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 max_records,
                 max_work,
                 png,
+                timeline,
             };
             cli::run::run(&args, &mut out)
         }

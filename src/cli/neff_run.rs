@@ -42,6 +42,8 @@ pub struct NeffRunArgs {
     pub arch: Option<Arch>,
     /// `--no-verify`, `--strict`.
     pub flags: NeffFlags,
+    /// Where the run's timeline is written (`--timeline`, as for a manifest).
+    pub timeline: Option<PathBuf>,
 }
 
 /// The engine and expanded-stream offset a staging error names.
@@ -114,6 +116,11 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     let n = load(&args.model, &args.flags, args.arch)?;
     let pairs = input_names(&args.inputs, &n.inputs)?;
+    if let Some(t) = &args.timeline {
+        let mut inputs = vec![super::named("the model", &args.model)];
+        inputs.extend(pairs.iter().map(|(_, f)| super::named("an --input", f)));
+        super::check_paths(&inputs, &[super::named("--timeline", t)])?;
+    }
     let mut data = HashMap::new();
     for (name, file) in &pairs {
         let v = n.var(name).expect("bound by the reader");
@@ -155,6 +162,9 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut exec = backend.executor(staged.arch())?;
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
+    if args.json || args.timeline.is_some() {
+        machine.record_timeline(args.timeline.is_some());
+    }
     let run_start = Instant::now();
     machine
         .run(exec.as_mut(), &mut NoTrace)
@@ -181,6 +191,11 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "path": path.display().to_string(),
         }));
     }
+    if let Some(t) = &args.timeline {
+        let mut outs = crate::files::Outputs::new();
+        super::run::write_timeline(&machine, Some(t), &mut outs)?;
+        outs.commit()?;
+    }
     let ex = machine.executed();
     let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     if args.json {
@@ -190,6 +205,8 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             "backend": backend.describe(),
             "records": {"pe": ex[0], "act": ex[1], "pool": ex[2], "dve": ex[3], "sp": ex[4]},
             "total_records": machine.total_executed(),
+            "engines": super::run::Engines::of(&machine),
+            "virtual_cycles": machine.timeline().map_or(0, |t| t.end()),
             "stage_s": stage_s,
             "run_s": run_s,
             "wall_s": start.elapsed().as_secs_f64(),

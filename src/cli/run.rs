@@ -17,6 +17,11 @@
 //! wait satisfied), one per blocked wait, and the POOL engine's dispatch
 //! lines. On a terminal, a progress bar appears on stderr once a run has
 //! lasted a second (not with `--trace`).
+//! `--timeline FILE.json` also writes the run's timeline, a Chrome
+//! trace-event file ([`crate::runtime::timeline`], docs/timeline.md); with
+//! `--json` the summary's `engines` gives each engine's records and virtual
+//! busy and waiting cycles (TL-1), with or without it (the recorder is
+//! attached only for `--json` or `--timeline`).
 
 use super::backend::Backend;
 use super::{CliError, check_paths, named, npy_bytes, png_bytes};
@@ -25,6 +30,7 @@ use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
 use crate::isa::OpcodeClass;
 use crate::isa::enums::Engine;
+use crate::runtime::timeline::EngineTotals;
 use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, manifest, stage};
 use crate::viz;
 use serde::Serialize;
@@ -54,6 +60,8 @@ pub struct RunArgs {
     pub max_work: u64,
     /// Where each output variable is also drawn as `<name>.png`.
     pub png: Option<PathBuf>,
+    /// Where the run's timeline is written (Chrome trace-event JSON).
+    pub timeline: Option<PathBuf>,
 }
 
 impl Default for RunArgs {
@@ -67,6 +75,7 @@ impl Default for RunArgs {
             max_records: DEFAULT_MAX_RECORDS,
             max_work: crate::limits::DEFAULT_MAX_WORK,
             png: None,
+            timeline: None,
         }
     }
 }
@@ -84,6 +93,10 @@ pub struct Summary {
     pub records: Records,
     /// All records executed.
     pub total_records: u64,
+    /// Per engine on the virtual clock of the timeline's cost model (TL-1).
+    pub engines: Engines,
+    /// Virtual cycles until the last engine or DMA queue went idle (TL-1).
+    pub virtual_cycles: u64,
     /// Seconds spent loading and staging.
     pub stage_s: f64,
     /// Seconds spent running (scheduler and backend).
@@ -92,6 +105,9 @@ pub struct Summary {
     pub wall_s: f64,
     /// The files written.
     pub outputs: Vec<Output>,
+    /// The timeline written with `--timeline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<String>,
 }
 
 /// Records executed per engine.
@@ -107,6 +123,47 @@ pub struct Records {
     pub dve: u64,
     /// SP.
     pub sp: u64,
+}
+
+/// Per-engine totals on the virtual clock (TL-1), in engine order.
+#[derive(Serialize, Debug)]
+pub struct Engines {
+    /// PE.
+    pub pe: EngineTotals,
+    /// ACT.
+    pub act: EngineTotals,
+    /// POOL.
+    pub pool: EngineTotals,
+    /// DVE.
+    pub dve: EngineTotals,
+    /// SP.
+    pub sp: EngineTotals,
+}
+
+impl Engines {
+    /// The totals of `machine`'s timeline (zeros without one).
+    pub fn of(machine: &Machine) -> Engines {
+        let t = machine.timeline().map(|t| t.totals()).unwrap_or_default();
+        Engines {
+            pe: t[Engine::Pe as usize],
+            act: t[Engine::Act as usize],
+            pool: t[Engine::Pool as usize],
+            dve: t[Engine::Dve as usize],
+            sp: t[Engine::Sp as usize],
+        }
+    }
+}
+
+/// Writes `machine`'s timeline (when it recorded slices) into `outs` at `path`.
+pub fn write_timeline(
+    machine: &Machine,
+    path: Option<&std::path::Path>,
+    outs: &mut Outputs,
+) -> Result<(), CliError> {
+    if let (Some(path), Some(t)) = (path, machine.timeline()) {
+        outs.write(path, &t.to_json(machine.staged()))?;
+    }
+    Ok(())
 }
 
 /// One output file.
@@ -140,6 +197,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             outputs.push(named(format!("--png of `{}`", v.name), &png));
         }
     }
+    if let Some(t) = &args.timeline {
+        outputs.push(named("--timeline", t));
+    }
     check_paths(&inputs, &outputs)?;
     let needs_device = Engine::ALL.iter().any(|&e| {
         crate::isa::stream::records(program.stream(e))
@@ -158,6 +218,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
     machine.set_max_work(args.max_work);
+    if args.json || args.timeline.is_some() {
+        machine.record_timeline(args.timeline.is_some());
+    }
     let mut trace = LineTrace {
         out: &mut *out,
         on: args.trace,
@@ -174,6 +237,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     result.map_err(|e| CliError::Exec(e.to_string()))?;
     let mut outs = Outputs::new();
     let outputs = write_outputs(&program, &machine, args, &mut outs)?;
+    write_timeline(&machine, args.timeline.as_deref(), &mut outs)?;
     outs.commit()?;
     let ex = machine.executed();
     let summary = Summary {
@@ -188,10 +252,13 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             sp: ex[Engine::Sp as usize],
         },
         total_records: machine.total_executed(),
+        engines: Engines::of(&machine),
+        virtual_cycles: machine.timeline().map_or(0, |t| t.end()),
         stage_s: stage_s.as_secs_f64(),
         run_s: run_s.as_secs_f64(),
         wall_s: start.elapsed().as_secs_f64(),
         outputs,
+        timeline: args.timeline.as_ref().map(|p| p.display().to_string()),
     };
     print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }
@@ -256,6 +323,13 @@ fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Resul
         if let Some(png) = &o.png {
             writeln!(out, "wrote {png}")?;
         }
+    }
+    if let Some(t) = &s.timeline {
+        writeln!(
+            out,
+            "wrote {t} (timeline: {} virtual cycles, an estimate: TL-1)",
+            s.virtual_cycles
+        )?;
     }
     Ok(())
 }

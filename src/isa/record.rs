@@ -28,10 +28,11 @@ impl fmt::Debug for Record {
 
 /// Lower-case hex of a byte slice.
 pub fn hex(bytes: &[u8]) -> String {
-    use fmt::Write;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
+    for &b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
     }
     s
 }

@@ -32,6 +32,7 @@ mod program;
 pub mod samples;
 mod sched;
 mod stage;
+pub mod timeline;
 
 pub use dma::FootprintFault;
 pub use manifest::{ManifestError, ManifestFault};

@@ -18,6 +18,7 @@
 use super::DEFAULT_MAX_RECORDS;
 use super::dma;
 use super::stage::{Cond, Op, Staged, Step, To};
+use super::timeline::Timeline;
 use crate::device::{DeviceMemory, DispatchError, Executor, Trace, Validated, dispatch};
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
@@ -319,6 +320,8 @@ pub struct Machine {
     max_work: u64,
     /// Per engine: the record index whose blocked state was already traced.
     traced_block: [Option<usize>; 5],
+    /// The timeline recorder, told of every executed record when attached.
+    timeline: Option<Box<Timeline>>,
 }
 
 impl fmt::Debug for Machine {
@@ -354,6 +357,7 @@ impl Machine {
             work: 0,
             max_work: DEFAULT_MAX_WORK,
             traced_block: [None; 5],
+            timeline: None,
         }
     }
 
@@ -366,6 +370,17 @@ impl Machine {
     /// by DMA or folded by Pool records over the whole run (control records count 1).
     pub fn set_max_work(&mut self, n: u64) {
         self.max_work = n;
+    }
+
+    /// Attaches a timeline recorder ([`Timeline`]; `keep_slices` false:
+    /// per-engine totals only). It observes; the order of execution is the same.
+    pub fn record_timeline(&mut self, keep_slices: bool) {
+        self.timeline = Some(Box::new(Timeline::new(keep_slices)));
+    }
+
+    /// The timeline recorded so far, when [`Machine::record_timeline`] attached one.
+    pub fn timeline(&self) -> Option<&Timeline> {
+        self.timeline.as_deref()
     }
 
     /// Elements moved or folded so far.
@@ -673,6 +688,9 @@ impl Machine {
                 *s = s.wrapping_add(delta);
             }
             Update::SemWrite { idx: i, value } => self.sems[i as usize] = value,
+        }
+        if let Some(tl) = &mut self.timeline {
+            tl.record(engine, idx, step);
         }
         if self.staged.steps[e].get(next).is_some_and(|s| s.exit) && exit_point_ends(arrival) {
             next = self.staged.steps[e].len();

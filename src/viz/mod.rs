@@ -14,6 +14,7 @@
 //! each window position (0..KH·KW) its own colour from a categorical palette.
 
 mod footprint;
+pub mod timeline;
 
 pub use footprint::{
     BOTH, Footprint, FootprintPicture, MAX_WALK, Panel, READ, UNTOUCHED, WRITTEN, draw_footprint,
