@@ -29,6 +29,7 @@ pub fn is_neff(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("neff"))
 }
 
+
 /// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
 /// Warnings go to stderr.
 pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, CliError> {
