@@ -7,8 +7,6 @@
 // what that costs).
 
 override FOLD: u32 = 0u; // 0 ADD f32, 1 AVERAGE, 2 MAX, 3 ADD int, 4 OR, 5 AND, 6 XOR
-override IN_DTYPE: u32 = 10u;
-override OUT_DTYPE: u32 = 10u;
 override ADD_BY_BITS: u32 = 1u;
 override ALL_AXIS: bool = false;
 
@@ -20,9 +18,19 @@ struct Params {
     count: u32,
     groups_x: u32,
     scale: u32, // AVERAGE: the f32 bits, already flushed (EC-19)
+    in_dtype: u32,
+    out_dtype: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(1) var<uniform> params: Params;
+
+// The dtypes are parameters, not override constants: one pipeline per fold
+// and axis (a software rasterizer pays a compile per pipeline); the branches
+// on them are uniform.
+var<private> IN_DTYPE: u32;
+var<private> OUT_DTYPE: u32;
 
 // The accumulator: f32 bits in .x, or a 64-bit integer as (lo, hi), or raw bits in .x.
 fn signed_in() -> bool {
@@ -184,6 +192,8 @@ fn store_acc(acc: vec2<u32>) -> u32 {
 @compute @workgroup_size(64)
 fn cross_lane(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
+    IN_DTYPE = p.in_dtype;
+    OUT_DTYPE = p.out_dtype;
     let k = invocation(p.groups_x, wg, li);
     let ssize = p.src.size;
     if ALL_AXIS {

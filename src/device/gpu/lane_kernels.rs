@@ -50,6 +50,12 @@ pub struct ClrParams {
     pub groups_x: u32,
     /// AVERAGE's scale (f32 bits, flushed).
     pub scale: u32,
+    /// The src dtype byte.
+    pub in_dtype: u32,
+    /// The dst dtype byte.
+    pub out_dtype: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 2],
 }
 
 /// `struct Params` of shaders/nonzero.wgsl.
@@ -85,7 +91,7 @@ pub struct SbParams {
 }
 
 const _: () = assert!(size_of::<WalkParams>() == 48);
-const _: () = assert!(size_of::<ClrParams>() == 112);
+const _: () = assert!(size_of::<ClrParams>() == 128);
 const _: () = assert!(size_of::<NzParams>() == 112);
 const _: () = assert!(size_of::<SbParams>() == 112);
 const _: () = assert!(size_of::<ClrParams>() as u64 <= super::kernels::PARAMS_BYTES);
@@ -128,19 +134,8 @@ fn key(
     }
 }
 
-fn clr_constants(
-    fold: u32,
-    in_d: u32,
-    out_d: u32,
-    all: bool,
-    add_by_bits: bool,
-) -> Vec<(&'static str, u32)> {
-    let mut c = vec![
-        ("FOLD", fold),
-        ("IN_DTYPE", in_d),
-        ("OUT_DTYPE", out_d),
-        ("ALL_AXIS", all as u32),
-    ];
+fn clr_constants(fold: u32, all: bool, add_by_bits: bool) -> Vec<(&'static str, u32)> {
+    let mut c = vec![("FOLD", fold), ("ALL_AXIS", all as u32)];
     if fold <= 1 {
         c.push(("ADD_BY_BITS", add_by_bits as u32));
     }
@@ -164,14 +159,11 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         count: op.count() as u32,
         groups_x: g.0,
         scale,
+        in_dtype: op.in_dtype().0 as u32,
+        out_dtype: op.out_dtype().0 as u32,
+        pad: [0; 2],
     };
-    let constants = clr_constants(
-        fold_code(op.fold()),
-        op.in_dtype().0 as u32,
-        op.out_dtype().0 as u32,
-        op.all_axis(),
-        cx.add_by_bits,
-    );
+    let constants = clr_constants(fold_code(op.fold()), op.all_axis(), cx.add_by_bits);
     Dispatch {
         key: key(Shader::CrossLane, "cross_lane", constants),
         params: bytemuck::bytes_of(&p).to_vec(),
@@ -223,51 +215,14 @@ pub fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
 /// Every pipeline the encoders above can ask for.
 pub fn variants() -> Vec<PipelineKey> {
     let mut keys = Vec::new();
-    let floats = [6u32, 7, 10];
-    let ints = [2u32, 3, 4, 5, 8, 9];
-    let outs = [2u32, 3, 4, 5, 6, 7, 8, 9, 10, 11];
     for all in [false, true] {
-        for add_by_bits in [false, true] {
-            for &i in floats.iter().chain(&ints) {
-                for &o in &outs {
-                    // ADD f32 on float inputs; AVERAGE, MAX on any.
-                    if floats.contains(&i) {
-                        keys.push(key(
-                            Shader::CrossLane,
-                            "cross_lane",
-                            clr_constants(0, i, o, all, add_by_bits),
-                        ));
-                    }
-                    keys.push(key(
-                        Shader::CrossLane,
-                        "cross_lane",
-                        clr_constants(1, i, o, all, add_by_bits),
-                    ));
-                }
-            }
-        }
-        for &i in floats.iter().chain(&ints) {
-            for &o in &outs {
+        for fold in 0..=6 {
+            let by_bits: &[bool] = if fold <= 1 { &[false, true] } else { &[false] };
+            for &b in by_bits {
                 keys.push(key(
                     Shader::CrossLane,
                     "cross_lane",
-                    clr_constants(2, i, o, all, false),
-                ));
-            }
-        }
-        for &i in &ints {
-            for &o in &outs {
-                keys.push(key(
-                    Shader::CrossLane,
-                    "cross_lane",
-                    clr_constants(3, i, o, all, false),
-                ));
-            }
-            for f in 4..=6 {
-                keys.push(key(
-                    Shader::CrossLane,
-                    "cross_lane",
-                    clr_constants(f, i, i, all, false),
+                    clr_constants(fold, all, b),
                 ));
             }
         }
