@@ -317,3 +317,47 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
         assert!(n >= 1000, "{n} records of {k:?}");
     }
 }
+
+#[test]
+fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
+    use tpb_emu::device::cpu::CpuOptions;
+    let mut rng = fastrand::Rng::with_seed(0xFA57_007C);
+    let mut mem = DeviceMemory::new(ARCH);
+    let mut tested = 0;
+    for _ in 0..80 {
+        randomize(&mut mem, &mut rng, 0);
+        let nac = rng.u32(1..=PARTITIONS);
+        let count = rng.u16(1..=200);
+        let src = walk_split(&mut rng, 0, 4, count, 4);
+        let dst = Tensor4d::new(
+            Addr4::new(Region::Sbuf, PARTITIONS - 1, 2048),
+            [(count, 1), (1, 0), (1, 0), (1, 0)],
+        );
+        let r = S4d4Cr::new(
+            Opcode::CROSS_LANE_REDUCE_ARITH,
+            ReduceOp::ADD,
+            ReduceAxis::PARTITIONS,
+            Dtype::FP32,
+            Dtype::FP32,
+            nac as u8,
+            0.0,
+            src,
+            dst,
+        )
+        .encode();
+        if check(&r, Target::pool(ARCH)).is_err() {
+            continue;
+        }
+        tested += 1;
+        let mut generic = CpuExecutor {
+            options: CpuOptions {
+                force_generic: true,
+                ..Default::default()
+            },
+        };
+        let a = run_records(&mut CpuExecutor::default(), &[r], &mem);
+        let b = run_records(&mut generic, &[r], &mem);
+        assert_eq!(first_difference(&a, &b), None);
+    }
+    assert!(tested >= 20, "{tested} records");
+}

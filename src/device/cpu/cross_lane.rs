@@ -5,11 +5,28 @@
 
 use super::CpuOptions;
 use super::walks::{read_next, walk_at, write_walk};
+use crate::device::convert::flush_subnormal;
 use crate::device::memory::DeviceMemory;
-use crate::device::ops::cross_lane::{ClrOp, first, step, store};
+use crate::device::ops::cross_lane::{ClrOp, Fold, first, step, store};
+use crate::isa::enums::Dtype;
+
+/// `first`/`step(Fold::AddF32, FP32, ..)` over one lane's chunk, on f32
+/// bits: acc = flush(x) for the first lane, else flush(acc + flush(x)).
+fn add_f32_lane(acc: &mut [u32], xs: &[u32], first_lane: bool) {
+    if first_lane {
+        for (a, &x) in acc.iter_mut().zip(xs) {
+            *a = flush_subnormal(x);
+        }
+        return;
+    }
+    for (a, &x) in acc.iter_mut().zip(xs) {
+        let s = f32::from_bits(*a) + f32::from_bits(flush_subnormal(x));
+        *a = flush_subnormal(s.to_bits());
+    }
+}
 
 /// Walk positions read per lane at a time.
-const CHUNK: usize = 4096;
+const CHUNK: usize = 1024;
 
 /// Runs `op` on `mem`.
 pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
@@ -42,6 +59,10 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
         return;
     }
     // Partitions axis: r_k = fold over p of x[p][k].
+    // FP32 ADD, the common case, folds each lane with one specialised loop
+    // (the same bits as `step`; CpuOptions::force_generic turns it off and
+    // tests/kernels2_backends.rs compares the two).
+    let fast = !opts.force_generic && fold == Fold::AddF32 && d == Dtype::FP32;
     let mut outs = vec![0u32; m];
     let threads = opts.threads(ch, op.elements());
     let per = m.div_ceil(threads.max(1)).max(1);
@@ -49,20 +70,29 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     let run = |k0: usize, out: &mut [u32]| {
         let mut buf = vec![0u32; CHUNK.min(out.len())];
         let mut acc = vec![0u64; CHUNK.min(out.len())];
+        let mut acc32 = vec![0u32; if fast { CHUNK.min(out.len()) } else { 0 }];
         let mut walks: Vec<_> = (0..ch).map(|_| walk_at(src, k0 as u64)).collect();
         let mut k = 0;
         while k < out.len() {
             let len = (out.len() - k).min(CHUNK);
             for (p, w) in (0..ch).zip(walks.iter_mut()) {
                 read_next(memr, src, p, ssize, w, &mut buf[..len]);
-                if p == 0 {
-                    for (a, &x) in acc.iter_mut().zip(&buf[..len]) {
+                let (acc, xs) = (&mut acc[..len], &buf[..len]);
+                if fast {
+                    add_f32_lane(&mut acc32[..len], xs, p == 0);
+                } else if p == 0 {
+                    for (a, &x) in acc.iter_mut().zip(xs) {
                         *a = first(fold, d, x);
                     }
                 } else {
-                    for (a, &x) in acc.iter_mut().zip(&buf[..len]) {
+                    for (a, &x) in acc.iter_mut().zip(xs) {
                         *a = step(fold, d, *a, x);
                     }
+                }
+            }
+            if fast {
+                for (a, &b) in acc[..len].iter_mut().zip(&acc32[..len]) {
+                    *a = b as u64;
                 }
             }
             for (o, &a) in out[k..k + len].iter_mut().zip(&acc[..len]) {
