@@ -9,6 +9,7 @@
 override FOLD: u32 = 0u; // 0 ADD f32, 1 AVERAGE, 2 MAX, 3 ADD int, 4 OR, 5 AND, 6 XOR
 override ADD_BY_BITS: u32 = 1u;
 override ALL_AXIS: bool = false;
+override IN_DTYPE: u32 = 10u; // per element: an override, so its switch compiles out
 
 // Mirrors `ClrParams` in src/device/gpu/lane_kernels.rs.
 struct Params {
@@ -18,18 +19,16 @@ struct Params {
     count: u32,
     groups_x: u32,
     scale: u32, // AVERAGE: the f32 bits, already flushed (EC-19)
-    in_dtype: u32,
     out_dtype: u32,
+    pad2: u32,
     pad0: u32,
     pad1: u32,
 }
 
 @group(0) @binding(1) var<uniform> params: Params;
 
-// The dtypes are parameters, not override constants: one pipeline per fold
-// and axis (a software rasterizer pays a compile per pipeline); the branches
-// on them are uniform.
-var<private> IN_DTYPE: u32;
+// The out dtype is a parameter, not an override constant (it is used once
+// per output, and a software rasterizer pays a compile per pipeline).
 var<private> OUT_DTYPE: u32;
 
 // The accumulator: f32 bits in .x, or a 64-bit integer as (lo, hi), or raw bits in .x.
@@ -64,9 +63,17 @@ fn first(raw: u32, scale: u32) -> vec2<u32> {
     }
 }
 
+// A non-NaN f32's bits as an unsigned key in the order of its value, −0
+// and +0 equal: compared by bits, so no compiler assumption about NaN or
+// infinities can change the answer.
+fn order_key(b: u32) -> u32 {
+    let c = select(b, 0u, b == SIGN);
+    return select(c | SIGN, ~c, (c & SIGN) != 0u);
+}
+
 // EC-54 MAX: x replaces acc when x > acc, or acc is NaN and x is not.
 fn max_f32(acc: u32, x: u32) -> u32 {
-    let gt = !is_nan(x) && !is_nan(acc) && bitcast<f32>(x) > bitcast<f32>(acc);
+    let gt = !is_nan(x) && !is_nan(acc) && order_key(x) > order_key(acc);
     return select(acc, x, gt || (is_nan(acc) && !is_nan(x)));
 }
 
@@ -192,7 +199,6 @@ fn store_acc(acc: vec2<u32>) -> u32 {
 @compute @workgroup_size(64)
 fn cross_lane(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = params;
-    IN_DTYPE = p.in_dtype;
     OUT_DTYPE = p.out_dtype;
     let k = invocation(p.groups_x, wg, li);
     let ssize = p.src.size;

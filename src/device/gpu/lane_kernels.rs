@@ -50,12 +50,10 @@ pub struct ClrParams {
     pub groups_x: u32,
     /// AVERAGE's scale (f32 bits, flushed).
     pub scale: u32,
-    /// The src dtype byte.
-    pub in_dtype: u32,
     /// The dst dtype byte.
     pub out_dtype: u32,
     /// Padding to 16 bytes.
-    pub pad: [u32; 2],
+    pub pad: [u32; 3],
 }
 
 /// `struct Params` of shaders/nonzero.wgsl.
@@ -134,8 +132,8 @@ fn key(
     }
 }
 
-fn clr_constants(fold: u32, all: bool, add_by_bits: bool) -> Vec<(&'static str, u32)> {
-    let mut c = vec![("FOLD", fold), ("ALL_AXIS", all as u32)];
+fn clr_constants(fold: u32, in_d: u32, all: bool, add_by_bits: bool) -> Vec<(&'static str, u32)> {
+    let mut c = vec![("FOLD", fold), ("IN_DTYPE", in_d), ("ALL_AXIS", all as u32)];
     if fold <= 1 {
         c.push(("ADD_BY_BITS", add_by_bits as u32));
     }
@@ -159,11 +157,15 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         count: op.count() as u32,
         groups_x: g.0,
         scale,
-        in_dtype: op.in_dtype().0 as u32,
         out_dtype: op.out_dtype().0 as u32,
-        pad: [0; 2],
+        pad: [0; 3],
     };
-    let constants = clr_constants(fold_code(op.fold()), op.all_axis(), cx.add_by_bits);
+    let constants = clr_constants(
+        fold_code(op.fold()),
+        op.in_dtype().0 as u32,
+        op.all_axis(),
+        cx.add_by_bits,
+    );
     Dispatch {
         key: key(Shader::CrossLane, "cross_lane", constants),
         params: bytemuck::bytes_of(&p).to_vec(),
@@ -214,16 +216,25 @@ pub fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
 
 /// Every pipeline the encoders above can ask for.
 pub fn variants() -> Vec<PipelineKey> {
+    const FLOATS: [u32; 3] = [6, 7, 10];
+    const INTS: [u32; 6] = [2, 3, 4, 5, 8, 9];
     let mut keys = Vec::new();
     for all in [false, true] {
         for fold in 0..=6 {
+            let ins: Vec<u32> = match fold {
+                0 => FLOATS.to_vec(),
+                1 | 2 => FLOATS.iter().chain(&INTS).copied().collect(),
+                _ => INTS.to_vec(),
+            };
             let by_bits: &[bool] = if fold <= 1 { &[false, true] } else { &[false] };
-            for &b in by_bits {
-                keys.push(key(
-                    Shader::CrossLane,
-                    "cross_lane",
-                    clr_constants(fold, all, b),
-                ));
+            for &i in &ins {
+                for &b in by_bits {
+                    keys.push(key(
+                        Shader::CrossLane,
+                        "cross_lane",
+                        clr_constants(fold, i, all, b),
+                    ));
+                }
             }
         }
     }
