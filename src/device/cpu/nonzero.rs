@@ -14,6 +14,7 @@ pub fn execute(op: &NzOp, mem: &mut DeviceMemory) {
         let mut out = Vec::with_capacity(t + 1);
         for (i, &x) in src.iter().enumerate() {
             if is_nonzero(op.float(), x) {
+                // EC-56: the bit-level zero test.
                 // EC-56: the src walk position plus index_offset, mod 2^32.
                 out.push((i as u32).wrapping_add(op.index_offset()));
             }
