@@ -6,12 +6,15 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Expression, ScalarKind, TypeInner};
 use tpb_emu::device::gpu::kernels::Shader;
 
-const SHADERS: [Shader; 5] = [
+const SHADERS: [Shader; 8] = [
     Shader::Pool,
     Shader::Copy,
     Shader::Cast,
     Shader::Iota,
     Shader::TensorTensor,
+    Shader::CrossLane,
+    Shader::Nonzero,
+    Shader::SeqBounds,
 ];
 
 fn module(shader: Shader) -> (naga::Module, naga::valid::ModuleInfo) {

@@ -5,9 +5,10 @@
 //! output bytes, next to a copy of the same number of bytes (read + written).
 //! (b) A stream of small records (16 lanes, 4 outputs of a 2×2 window each)
 //! as records/s, next to the time of one empty submission.
-//! (c) The elementwise kernels over 128 lanes of most of SBUF — Copy fp32,
-//! Cast fp32→bf16, Tensor-Tensor ADD fp32 — as GB/s beside the same copy
-//! reference (`kernels_over_copy`).
+//! (c) The kernels over 128 lanes of most of SBUF — Copy fp32, Cast
+//! fp32→bf16, Tensor-Tensor ADD fp32, CrossLaneReduce ADD fp32 (128
+//! partitions into one), NonzeroWithCount INT32 — as GB/s beside the same
+//! copy reference (`kernels_over_copy`).
 
 use super::CliError;
 use super::backend::{Backend, gpu_error};
@@ -21,13 +22,14 @@ use crate::device::gpu::{BackendChoice, Gpu, GpuMemory, Kernels};
 use crate::device::{CpuOptions, Op, PoolOp};
 use crate::device::{DeviceMemory, Validated};
 use crate::isa::enums::{AluOp, Dtype, PoolDim, PoolFunc};
+use crate::isa::enums::{ReduceAxis, ReduceOp};
 use crate::isa::opcode::Opcode;
 use crate::isa::record::Record;
 use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::samples::pool_2x2_map;
 use crate::isa::tensor::{Addr4, Region, Tensor4d};
 use crate::isa::validate::Target;
-use crate::isa::{S3s3d3Tt, S4d4Tr, Tensor3d};
+use crate::isa::{S3d3NonzeroWithCount, S3s3d3Tt, S4d4Cr, S4d4Tr, Tensor3d};
 use crate::limits::{Arch, PARTITIONS};
 use serde::Serialize;
 use std::hint::black_box;
@@ -83,20 +85,25 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Pool GB/s over copy GB/s, for MAX and AVG.
     pub pool_over_copy: [f64; 2],
-    /// Copy, Cast fp32→bf16 and Tensor-Tensor ADD GB/s over copy GB/s.
-    pub kernels_over_copy: [f64; 3],
+    /// Copy, Cast fp32→bf16, Tensor-Tensor ADD, CrossLaneReduce ADD and
+    /// NonzeroWithCount GB/s over copy GB/s.
+    pub kernels_over_copy: [f64; 5],
 }
 
 /// Names of the elementwise rows, in `kernels_over_copy` order.
-const KERNEL_ROWS: [&str; 3] = [
+const KERNEL_ROWS: [&str; 5] = [
     "copy fp32 (0x46)",
     "cast fp32->bf16 (0x47)",
     "tensor_tensor add fp32 (0x41)",
+    "cross_lane_reduce add fp32, 128 lanes (0x7C)",
+    "nonzero_with_count int32, 128 lanes (0xF2)",
 ];
 
-/// The elementwise records of (c): `n` elements per lane (a multiple of
-/// 256) over 128 lanes; sources from offset 0, outputs after them.
-pub fn kernel_records(n: u32) -> [Record; 3] {
+/// The kernel records of (c): `n` elements per lane (a multiple of 256)
+/// over 128 lanes; sources from offset 0, outputs after them. CrossLaneReduce
+/// folds the 128 partitions into partition 0; NonzeroWithCount processes
+/// its 8 lanes ≡ 0 mod 16 (EC-56).
+pub fn kernel_records(n: u32) -> [Record; 5] {
     let dims = || [(256u16, 1i16), ((n / 256) as u16, 256), (1, 0), (1, 0)];
     let t4 = |off: u32| Tensor4d::new(Addr4::new(Region::Sbuf, 0, off), dims());
     let t3 = |off: u32| {
@@ -132,6 +139,30 @@ pub fn kernel_records(n: u32) -> [Record; 3] {
             t3(0),
             t3(4 * n),
             t3(8 * n),
+        )
+        .encode(),
+        S4d4Cr::new(
+            Opcode::CROSS_LANE_REDUCE_ARITH,
+            ReduceOp::ADD,
+            ReduceAxis::PARTITIONS,
+            Dtype::FP32,
+            Dtype::FP32,
+            128,
+            0.0,
+            t4(0),
+            t4(4 * n),
+        )
+        .encode(),
+        S3d3NonzeroWithCount::new(
+            Dtype::INT32,
+            128,
+            0,
+            -1,
+            t3(0),
+            Tensor3d::new(
+                Addr4::new(Region::Sbuf, 0, 4 * n),
+                [(n as u16 + 1, 1), (1, 0), (1, 0)],
+            ),
         )
         .encode(),
     ]
@@ -310,7 +341,7 @@ fn bench_cpu(
     let src = vec![1u8; half];
     let mut dst = vec![0u8; half];
     let mut exec = CpuExecutor { options: opts };
-    let [max, avg, copy, k0, k1, k2] = best_interleaved(args.repeat, |case| {
+    let [max, avg, copy, k0, k1, k2, k3, k4] = best_interleaved(args.repeat, |case| {
         let t0 = Instant::now();
         match case {
             0 | 1 => execute(&ops[case], mem, &opts),
@@ -341,7 +372,7 @@ fn bench_cpu(
         t,
         small.len() as u32,
     ));
-    for (i, t) in [k0, k1, k2].into_iter().enumerate() {
+    for (i, t) in [k0, k1, k2, k3, k4].into_iter().enumerate() {
         rows.push(gb_row(KERNEL_ROWS[i], t, kernels[i].bytes_moved()));
     }
     Ok(finish("cpu", "wall clock, best of --repeat", rows))
@@ -385,12 +416,13 @@ fn bench_gpu(
     for d in &elementwise {
         timed(d)?;
     }
-    let [t_max, t_avg, t_copy, k0, k1, k2] = best_interleaved(args.repeat, |case| match case {
-        0 => timed(&max),
-        1 => timed(&avg),
-        2 => copy.run().map_err(gpu_error),
-        k => timed(&elementwise[k - 3]),
-    })?;
+    let [t_max, t_avg, t_copy, k0, k1, k2, k3, k4] =
+        best_interleaved(args.repeat, |case| match case {
+            0 => timed(&max),
+            1 => timed(&avg),
+            2 => copy.run().map_err(gpu_error),
+            k => timed(&elementwise[k - 3]),
+        })?;
     let mut rows = vec![
         gb_row("pool max 2x2 fp32", t_max, moved),
         gb_row("pool avg 2x2 fp32", t_avg, moved),
@@ -417,7 +449,7 @@ fn bench_gpu(
         CopyKernel::empty_submit(gpu).map_err(gpu_error)
     })?;
     rows.push(rate_row("one empty submission (wall)", t, 1));
-    for (i, t) in [k0, k1, k2].into_iter().enumerate() {
+    for (i, t) in [k0, k1, k2, k3, k4].into_iter().enumerate() {
         rows.push(gb_row(KERNEL_ROWS[i], t, elementwise_ops[i].bytes_moved()));
     }
     Ok(finish("gpu", timing, rows))
@@ -482,8 +514,12 @@ fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     .map_err(io)?;
     writeln!(
         out,
-        "kernel/copy ratio: copy {:.2}, cast {:.2}, add {:.2}",
-        r.kernels_over_copy[0], r.kernels_over_copy[1], r.kernels_over_copy[2]
+        "kernel/copy ratio: copy {:.2}, cast {:.2}, add {:.2}, cross_lane_reduce {:.2}, nonzero_with_count {:.2}",
+        r.kernels_over_copy[0],
+        r.kernels_over_copy[1],
+        r.kernels_over_copy[2],
+        r.kernels_over_copy[3],
+        r.kernels_over_copy[4]
     )
     .map_err(io)
 }

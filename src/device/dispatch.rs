@@ -37,6 +37,10 @@ pub enum Handler {
     Elementwise(&'static str),
     /// A kernel known by name that the emulator does not emulate.
     NotEmulated(&'static str),
+    /// CrossLaneReduce (0x7C, 0x7D): runs with no kernel line (EC-59, C-18).
+    CrossLaneReduce,
+    /// GetSequenceBounds (0xBE): its kernel line, then its Decode line (EC-59).
+    SequenceBounds,
 }
 
 /// One kernel-table row with the seed's 8-byte semantics
@@ -83,14 +87,14 @@ pub const fn spec_of(r: &Record) -> u8 {
     }
 }
 
-use Handler::{DecodePool, Elementwise, Extended, NotEmulated};
+use Handler::{CrossLaneReduce, DecodePool, Elementwise, Extended, NotEmulated, SequenceBounds};
 
 /// The CAYMAN/MARIANA kernel table, in registration order (seed 002 §6, SPEC §7).
 pub const KERNEL_TABLE: [KernelRow; 17] = [
     // EC-59: the kernel lines of the rows that run.
     KernelRow::new(0x7E, 0, Elementwise("Iota : num_chans = ")),
-    KernelRow::new(0x7C, 0, NotEmulated("CrossLaneReduce (arith)")),
-    KernelRow::new(0x7D, 0, NotEmulated("CrossLaneReduce (bitvec)")),
+    KernelRow::new(0x7C, 0, CrossLaneReduce),
+    KernelRow::new(0x7D, 0, CrossLaneReduce),
     KernelRow::new(0x45, 0, DecodePool),
     KernelRow::new(0x51, 0, Elementwise("TensorTensorBitvec : num_chans = ")),
     KernelRow::new(0x41, 0, Elementwise("TensorTensorArith num_chans = ")),
@@ -102,8 +106,8 @@ pub const KERNEL_TABLE: [KernelRow; 17] = [
     KernelRow::new(0x52, 0, NotEmulated("TensorReduce (bitvec)")),
     KernelRow::new(0x46, 0, Elementwise("Copy : num_chans = ")),
     KernelRow::new(0x47, 0, Elementwise("Cast : num_chans = ")),
-    KernelRow::new(0xBE, 0, NotEmulated("get_sequence_bounds")),
-    KernelRow::new(0xF2, 0, NotEmulated("nonzero_with_count")),
+    KernelRow::new(0xBE, 0, SequenceBounds),
+    KernelRow::new(0xF2, 0, Elementwise("NonzeroWithCount : num_chans = ")),
     KernelRow::new(0x7B, 0, NotEmulated("decode_tensor_dequantize")),
 ];
 
@@ -148,6 +152,32 @@ pub fn extended_kernel(spec: u8) -> Option<&'static str> {
         4 => "ExtendedInst(4): Rand/Cptc band",
         _ => return None,
     })
+}
+
+/// EC-59: the lines of an executed 0xF0 spec on one core of `lanes` lanes
+/// (`dispatch_extended_inst` first); `None` for the specs that do not run.
+fn extended_lines(record: &Record, spec: u8, lanes: usize) -> Option<Vec<String>> {
+    use crate::isa::extended::{ExtTta, spec as s};
+    let head = format!("dispatch_extended_inst({spec}) : num_chans = {lanes}");
+    match spec {
+        s::ENGINE_NOP => Some(vec![
+            head,
+            "ExtendedInstEngineNop : processing complete".into(),
+        ]),
+        s::TENSOR_TENSOR_ARITH => {
+            let p = ExtTta::decode(record);
+            Some(vec![
+                head,
+                "Decode : ExtendedInstTensorTensorArith".into(),
+                format!(
+                    "ExtendedInstTensorTensorArith : num_tensor_elements = {} : alu_op = 0x{:x}",
+                    p.src0.elements(),
+                    p.op.0
+                ),
+            ])
+        }
+        _ => None,
+    }
 }
 
 /// EC-14: records that run on the pool datapath without the table.
@@ -287,6 +317,17 @@ fn run(
         OpcodeClass::S3s3d3Tt => {
             record.u8_at(crate::isa::s3s3d3_tt::off::NUM_ACTIVE_CHANNELS) as u32
         }
+        OpcodeClass::S4d4Cr => record.u8_at(crate::isa::s4d4_cr::off::NUM_ACTIVE_CHANNELS) as u32,
+        OpcodeClass::SeqBounds => {
+            record.u8_at(crate::isa::s3d3_seq_bounds::off::NUM_ACTIVE_CHANNELS) as u32
+        }
+        OpcodeClass::NonzeroWithCount => {
+            record.u8_at(crate::isa::s3d3_nonzero::off::NUM_ACTIVE_CHANNELS) as u32
+        }
+        // EC-55: the lanes of the executed 0xF0 specs come from completion_info.
+        OpcodeClass::Extended if crate::isa::extended::modelled(spec) => {
+            crate::isa::extended::completion::lanes(record.0[13])
+        }
         _ => PARTITIONS,
     };
     let mut validated = validated.copied();
@@ -315,29 +356,45 @@ fn run(
                     }
                 });
             };
-            let kernel = match r.handler {
-                DecodePool => None,
-                Elementwise(line) => {
-                    // EC-59: the kernel's line in place of Pool's three.
-                    tr(format!("P{c}: {line}{}", lanes.len()));
-                    if elementwise.is_none() {
-                        let v = match validated {
-                            Some(v) => v,
-                            None => {
-                                let v = Validated::new(offset, *record, Target::pool(arch))?;
-                                validated = Some(v);
-                                v
-                            }
-                        };
-                        elementwise = Some(Op::from_validated(&v).ok_or_else(|| {
-                            BackendError::new("cpu", "a validated record with no device op")
-                        })?);
-                    }
-                    tr(format!("P{c}: Exiting Dispatch"));
-                    continue;
+            let n = lanes.len();
+            let runs: Option<Vec<String>> = match r.handler {
+                DecodePool | NotEmulated(_) => None,
+                // EC-59: the kernel's line in place of Pool's three.
+                Elementwise(line) => Some(vec![format!("{line}{n}")]),
+                CrossLaneReduce => Some(vec![]),
+                SequenceBounds => Some(vec![
+                    format!("GetSequenceBounds : num_chans = {n}"),
+                    format!("Decode : GetSequenceBounds : active_chans = {channels}"),
+                ]),
+                Extended => extended_lines(record, spec, n),
+            };
+            if let Some(lines) = runs {
+                for l in lines {
+                    tr(format!("P{c}: {l}"));
                 }
+                if elementwise.is_none() && !(opcode == Opcode::EXTENDED_INST && spec == 0) {
+                    let v = match validated {
+                        Some(v) => v,
+                        None => {
+                            let v = Validated::new(offset, *record, Target::pool(arch))?;
+                            validated = Some(v);
+                            v
+                        }
+                    };
+                    elementwise = Some(Op::from_validated(&v).ok_or_else(|| {
+                        BackendError::new("cpu", "a validated record with no device op")
+                    })?);
+                } else if validated.is_none() {
+                    // EC-55: ENGINE_NOP changes nothing, but is still validated.
+                    validated = Some(Validated::new(offset, *record, Target::pool(arch))?);
+                }
+                tr(format!("P{c}: Exiting Dispatch"));
+                continue;
+            }
+            let kernel = match r.handler {
                 Extended => Some(extended_kernel(spec).unwrap_or("ExtendedInst")),
                 NotEmulated(name) => Some(name),
+                _ => None,
             };
             if let Some(kernel) = kernel {
                 return Err(DispatchError::NotEmulated {

@@ -190,7 +190,15 @@ pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
         let r = v.record();
         if !matches!(
             r.opcode().class(),
-            OpcodeClass::S4d4Pl | OpcodeClass::S4d4Tr | OpcodeClass::D4Iota | OpcodeClass::S3s3d3Tt
+            OpcodeClass::S4d4Pl
+                | OpcodeClass::S4d4Tr
+                | OpcodeClass::D4Iota
+                | OpcodeClass::S3s3d3Tt
+                // Validation admits only 0xF0 specs 0 and 2 (EC-58).
+                | OpcodeClass::S4d4Cr
+                | OpcodeClass::SeqBounds
+                | OpcodeClass::NonzeroWithCount
+                | OpcodeClass::Extended
         ) {
             return Err(ExecError::NotPool {
                 offset: v.offset(),

@@ -2,11 +2,15 @@
 //! one module per kernel family. Every GPU backend must reproduce its bits.
 
 pub mod copy;
+pub mod cross_lane;
 pub(crate) mod elementwise;
 pub mod iota;
 pub mod lanes;
+pub mod nonzero;
 pub mod pool;
+pub mod seq_bounds;
 pub mod tensor_tensor;
+pub(crate) mod walks;
 
 use crate::device::exec::{BackendError, Executor};
 use crate::device::memory::DeviceMemory;
@@ -34,6 +38,9 @@ impl Executor for CpuExecutor {
             Op::Copy(c) => copy::execute(c, mem, &self.options),
             Op::Iota(i) => iota::execute(i, mem, &self.options),
             Op::TensorTensor(t) => tensor_tensor::execute(t, mem, &self.options),
+            Op::CrossLane(c) => cross_lane::execute(c, mem, &self.options),
+            Op::Nonzero(n) => nonzero::execute(n, mem),
+            Op::SeqBounds(s) => seq_bounds::execute(s, mem),
         }
         Ok(())
     }

@@ -32,6 +32,9 @@ pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
         Op::Copy(c) => super::elementwise::copy(c, cx),
         Op::Iota(i) => super::elementwise::iota(i, cx),
         Op::TensorTensor(t) => super::elementwise::tensor_tensor(t, cx),
+        Op::CrossLane(c) => super::lane_kernels::cross_lane(c, cx),
+        Op::Nonzero(n) => super::lane_kernels::nonzero(n, cx),
+        Op::SeqBounds(s) => super::lane_kernels::seq_bounds(s, cx),
     }
 }
 

@@ -52,6 +52,34 @@ pub const TENSOR_TENSOR_WGSL: &str = concat!(
     include_str!("../../../shaders/tensor_tensor.wgsl"),
 );
 
+/// CrossLaneReduce: the shared files, `lane_walk.wgsl`, then `cross_lane.wgsl`.
+pub const CROSS_LANE_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/arith.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/lane_walk.wgsl"),
+    include_str!("../../../shaders/cross_lane.wgsl"),
+);
+
+/// NonzeroWithCount: the shared files, `lane_walk.wgsl`, then `nonzero.wgsl`.
+pub const NONZERO_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/lane_walk.wgsl"),
+    include_str!("../../../shaders/nonzero.wgsl"),
+);
+
+/// GetSequenceBounds: the shared files, `lane_walk.wgsl`, then `seq_bounds.wgsl`.
+pub const SEQ_BOUNDS_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/walk.wgsl"),
+    include_str!("../../../shaders/lane_walk.wgsl"),
+    include_str!("../../../shaders/seq_bounds.wgsl"),
+);
+
 /// The benchmarks' reference copy kernel (its own buffers, no device memory).
 pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
@@ -75,6 +103,12 @@ pub enum Shader {
     Iota,
     /// Tensor-Tensor records ([`TENSOR_TENSOR_WGSL`]).
     TensorTensor,
+    /// CrossLaneReduce records ([`CROSS_LANE_WGSL`]).
+    CrossLane,
+    /// NonzeroWithCount records ([`NONZERO_WGSL`]).
+    Nonzero,
+    /// GetSequenceBounds records ([`SEQ_BOUNDS_WGSL`]).
+    SeqBounds,
 }
 
 impl Shader {
@@ -86,6 +120,9 @@ impl Shader {
             Shader::Cast => CAST_WGSL,
             Shader::Iota => IOTA_WGSL,
             Shader::TensorTensor => TENSOR_TENSOR_WGSL,
+            Shader::CrossLane => CROSS_LANE_WGSL,
+            Shader::Nonzero => NONZERO_WGSL,
+            Shader::SeqBounds => SEQ_BOUNDS_WGSL,
         }
     }
 
@@ -97,6 +134,9 @@ impl Shader {
             Shader::Cast => "cast.wgsl",
             Shader::Iota => "iota.wgsl",
             Shader::TensorTensor => "tensor_tensor.wgsl",
+            Shader::CrossLane => "cross_lane.wgsl",
+            Shader::Nonzero => "nonzero.wgsl",
+            Shader::SeqBounds => "seq_bounds.wgsl",
         }
     }
 
@@ -280,6 +320,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
     let mut keys = super::pool::variants();
     keys.extend(super::elementwise::variants());
     keys.push(super::copy::key());
+    keys.extend(super::lane_kernels::variants());
     keys
 }
 

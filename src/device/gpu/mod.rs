@@ -14,6 +14,7 @@ pub mod copy;
 pub mod elementwise;
 pub mod executor;
 pub mod kernels;
+pub mod lane_kernels;
 pub mod memory;
 pub mod params;
 pub mod pool;

@@ -4,16 +4,22 @@
 //! ([`crate::device::cpu`]) and the GPU kernels consume the same op.
 
 pub mod copy;
+pub mod cross_lane;
 pub mod iota;
+pub mod nonzero;
 pub mod pool;
+pub mod seq_bounds;
 pub mod tensor_tensor;
 
 use crate::device::Validated;
 use crate::isa::opcode::OpcodeClass;
 
 pub use copy::CopyOp;
+pub use cross_lane::ClrOp;
 pub use iota::IotaOp;
+pub use nonzero::NzOp;
 pub use pool::PoolOp;
+pub use seq_bounds::SbOp;
 pub use tensor_tensor::TtOp;
 
 /// One validated record's datapath work.
@@ -27,6 +33,12 @@ pub enum Op {
     Iota(IotaOp),
     /// Tensor-Tensor arith (0x41) and bitvec (0x51).
     TensorTensor(TtOp),
+    /// CrossLaneReduce arith (0x7C) and bitvec (0x7D).
+    CrossLane(ClrOp),
+    /// NonzeroWithCount (0xF2).
+    Nonzero(NzOp),
+    /// GetSequenceBounds (0xBE).
+    SeqBounds(SbOp),
 }
 
 impl Op {
@@ -38,6 +50,11 @@ impl Op {
             OpcodeClass::S4d4Tr => CopyOp::from_validated(v).map(Op::Copy),
             OpcodeClass::D4Iota => IotaOp::from_validated(v).map(Op::Iota),
             OpcodeClass::S3s3d3Tt => TtOp::from_validated(v).map(Op::TensorTensor),
+            OpcodeClass::S4d4Cr => ClrOp::from_validated(v).map(Op::CrossLane),
+            OpcodeClass::NonzeroWithCount => NzOp::from_validated(v).map(Op::Nonzero),
+            OpcodeClass::SeqBounds => SbOp::from_validated(v).map(Op::SeqBounds),
+            // EC-55: spec 2 runs as Tensor-Tensor; spec 0 has no datapath work.
+            OpcodeClass::Extended => TtOp::from_ext_tta(v).map(Op::TensorTensor),
             _ => None,
         }
     }
@@ -49,6 +66,9 @@ impl Op {
             Op::Copy(c) => c.channels(),
             Op::Iota(i) => i.channels(),
             Op::TensorTensor(t) => t.channels(),
+            Op::CrossLane(c) => c.channels(),
+            Op::Nonzero(n) => n.channels(),
+            Op::SeqBounds(s) => s.channels(),
         }
     }
 
@@ -60,6 +80,9 @@ impl Op {
             Op::Copy(c) => c.elements(),
             Op::Iota(i) => i.elements(),
             Op::TensorTensor(t) => t.elements(),
+            Op::CrossLane(c) => c.elements(),
+            Op::Nonzero(n) => n.elements(),
+            Op::SeqBounds(s) => s.elements(),
         }
     }
 
@@ -70,6 +93,9 @@ impl Op {
             Op::Copy(c) => c.bytes_moved(),
             Op::Iota(i) => i.bytes_moved(),
             Op::TensorTensor(t) => t.bytes_moved(),
+            Op::CrossLane(c) => c.bytes_moved(),
+            Op::Nonzero(n) => n.bytes_moved(),
+            Op::SeqBounds(s) => s.bytes_moved(),
         }
     }
 }

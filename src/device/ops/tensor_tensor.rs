@@ -268,3 +268,41 @@ pub fn f32_op(alu: u8, a: u32, b: u32) -> u32 {
     };
     convert::flush_subnormal(r.to_bits())
 }
+
+impl TtOp {
+    /// EC-55: the op of a validated 0xF0 spec-2 EXTENDED_TTA record — EC-51's
+    /// ADD/MULT on TENSOR2D walks, `completion::lanes` lanes, each operand
+    /// from its own start partition. It runs as 0x41 does (`opcode()` is
+    /// 0x41). `None` for any other record.
+    pub fn from_ext_tta(v: &Validated) -> Option<TtOp> {
+        use crate::isa::extended::{ExtTta, completion, spec};
+        let r = v.record();
+        if r.opcode() != Opcode::EXTENDED_INST || r.0[12] != spec::TENSOR_TENSOR_ARITH {
+            return None;
+        }
+        let p = ExtTta::decode(r);
+        let (d0, d1, out) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype);
+        if !matches!(p.op, AluOp::ADD | AluOp::MULT) {
+            return None;
+        }
+        let path = if int32(d0) && int32(d1) && int32(out) {
+            TtPath::Int
+        } else {
+            TtPath::F32 {
+                src: [InType::from_dtype(d0)?, InType::from_dtype(d1)?],
+                out: OutType::from_dtype(out)?,
+            }
+        };
+        Some(TtOp {
+            opcode: Opcode::TENSOR_TENSOR_ARITH,
+            alu: p.op,
+            path,
+            src_dtype: [d0, d1],
+            out_dtype: out,
+            channels: completion::lanes(p.completion_info),
+            count: p.src0.elements(),
+            src: [Side::new(&p.src0.to_4d())?, Side::new(&p.src1.to_4d())?],
+            dst: Side::new(&p.dst.to_4d())?,
+        })
+    }
+}

@@ -1,0 +1,252 @@
+//! The GPU kernels of CrossLaneReduce (`shaders/cross_lane.wgsl`),
+//! NonzeroWithCount (`shaders/nonzero.wgsl`) and GetSequenceBounds
+//! (`shaders/seq_bounds.wgsl`), each composed after the shared files and
+//! `shaders/lane_walk.wgsl` (the walk layout, [`WalkParams`]). The fold, the
+//! dtypes and the zero/equality tests are override constants, so each
+//! variant compiles once; [`variants`] lists every set this module produces.
+
+use super::batch::{Dispatch, EncodeCx};
+use super::kernels::{PipelineKey, Shader, grid};
+use super::memory::region_base;
+use crate::device::ops::cross_lane::{ClrOp, Fold};
+use crate::device::ops::nonzero::NzOp;
+use crate::device::ops::pool::Side;
+use crate::device::ops::seq_bounds::SbOp;
+use crate::limits::Arch;
+use bytemuck::{Pod, Zeroable};
+use std::mem::size_of;
+
+/// `struct Walk` of shaders/lane_walk.wgsl: one operand's walk.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct WalkParams {
+    /// num per dim (x first).
+    pub num: [u32; 4],
+    /// step per dim, in elements.
+    pub step: [i32; 4],
+    /// Byte offset in the memory buffer of lane 0's element index 0.
+    pub base: u32,
+    /// Bytes between lanes.
+    pub lane_stride: u32,
+    /// Element bytes.
+    pub size: u32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
+}
+
+/// `struct Params` of shaders/cross_lane.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct ClrParams {
+    /// The src walk (lane p at `base + p · lane_stride`).
+    pub src: WalkParams,
+    /// The dst walk (one partition).
+    pub dst: WalkParams,
+    /// Lanes folded.
+    pub channels: u32,
+    /// M, elements per lane.
+    pub count: u32,
+    /// Workgroups along x of the 2-D dispatch.
+    pub groups_x: u32,
+    /// AVERAGE's scale (f32 bits, flushed).
+    pub scale: u32,
+    /// The dst dtype byte.
+    pub out_dtype: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
+}
+
+/// `struct Params` of shaders/nonzero.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct NzParams {
+    /// The src walk.
+    pub src: WalkParams,
+    /// The dst walk.
+    pub dst: WalkParams,
+    /// The first processed lane (EC-56); the others follow every 16.
+    pub first_lane: u32,
+    /// T.
+    pub count: u32,
+    /// index_offset's bits.
+    pub index_offset: u32,
+    /// padding_val's bits.
+    pub padding: u32,
+}
+
+/// `struct Params` of shaders/seq_bounds.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct SbParams {
+    /// The src walk.
+    pub src: WalkParams,
+    /// The dst walk.
+    pub dst: WalkParams,
+    /// n.
+    pub count: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
+}
+
+const _: () = assert!(size_of::<WalkParams>() == 48);
+const _: () = assert!(size_of::<ClrParams>() == 128);
+const _: () = assert!(size_of::<NzParams>() == 112);
+const _: () = assert!(size_of::<SbParams>() == 112);
+const _: () = assert!(size_of::<ClrParams>() as u64 <= super::kernels::PARAMS_BYTES);
+
+fn walk(s: &Side, size: usize, arch: Arch) -> WalkParams {
+    let active = s.region.active_bytes(arch);
+    // Validation bounds every count (2^24 elements per lane) and step (i16).
+    WalkParams {
+        num: s.num.map(|n| n as u32),
+        step: s.step.map(|v| v as i32),
+        base: region_base(s.region, arch) + s.partition * active + s.offset,
+        lane_stride: active,
+        size: size as u32,
+        pad: 0,
+    }
+}
+
+fn fold_code(f: Fold) -> u32 {
+    match f {
+        Fold::AddF32 => 0,
+        Fold::Average { .. } => 1,
+        Fold::Max => 2,
+        Fold::AddInt => 3,
+        Fold::Or => 4,
+        Fold::And => 5,
+        Fold::Xor => 6,
+    }
+}
+
+fn key(
+    shader: Shader,
+    entry: &'static str,
+    mut constants: Vec<(&'static str, u32)>,
+) -> PipelineKey {
+    constants.sort();
+    PipelineKey {
+        shader,
+        entry,
+        constants,
+    }
+}
+
+fn clr_constants(fold: u32, in_d: u32, all: bool, add_by_bits: bool) -> Vec<(&'static str, u32)> {
+    let mut c = vec![("FOLD", fold), ("IN_DTYPE", in_d), ("ALL_AXIS", all as u32)];
+    if fold <= 1 {
+        c.push(("ADD_BY_BITS", add_by_bits as u32));
+    }
+    c
+}
+
+/// A CrossLaneReduce op as one dispatch of `cross_lane.wgsl`: one
+/// invocation per walk position (Partitions), or one invocation (All).
+pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
+    let [s, d] = op.sizes();
+    let scale = match op.fold() {
+        Fold::Average { scale } => scale,
+        _ => 0,
+    };
+    let invocations = if op.all_axis() { 1 } else { op.count() };
+    let g = grid(invocations, cx.max_x);
+    let p = ClrParams {
+        src: walk(op.src(), s, cx.arch),
+        dst: walk(op.dst(), d, cx.arch),
+        channels: op.channels(),
+        count: op.count() as u32,
+        groups_x: g.0,
+        scale,
+        out_dtype: op.out_dtype().0 as u32,
+        pad: [0; 3],
+    };
+    let constants = clr_constants(
+        fold_code(op.fold()),
+        op.in_dtype().0 as u32,
+        op.all_axis(),
+        cx.add_by_bits,
+    );
+    Dispatch {
+        key: key(Shader::CrossLane, "cross_lane", constants),
+        params: bytemuck::bytes_of(&p).to_vec(),
+        grid: g,
+    }
+}
+
+/// A NonzeroWithCount op as one dispatch of `nonzero.wgsl`: a workgroup per
+/// processed lane (EC-56); a record with none gets an empty grid (nothing
+/// is read or written).
+pub fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
+    let lanes: Vec<u32> = op.lanes().collect();
+    let p = NzParams {
+        src: walk(op.src(), 4, cx.arch),
+        dst: walk(op.dst(), 4, cx.arch),
+        first_lane: lanes.first().copied().unwrap_or(0),
+        count: op.count() as u32,
+        index_offset: op.index_offset(),
+        padding: op.padding(),
+    };
+    let constants = vec![("FLOAT_IN", op.float() as u32)];
+    let groups = lanes.len() as u32;
+    Dispatch {
+        key: key(Shader::Nonzero, "nonzero", constants),
+        params: bytemuck::bytes_of(&p).to_vec(),
+        grid: (groups, 1),
+    }
+}
+
+/// A GetSequenceBounds op as one dispatch of `seq_bounds.wgsl` (one workgroup).
+pub fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
+    let p = SbParams {
+        src: walk(op.src(), 4, cx.arch),
+        dst: walk(op.dst(), 4, cx.arch),
+        count: op.count() as u32,
+        pad: [0; 3],
+    };
+    let constants = vec![
+        ("FLOAT_IN", op.float_in() as u32),
+        ("FLOAT_OUT", op.float_out() as u32),
+    ];
+    Dispatch {
+        key: key(Shader::SeqBounds, "seq_bounds", constants),
+        params: bytemuck::bytes_of(&p).to_vec(),
+        grid: (1, 1),
+    }
+}
+
+/// Every pipeline the encoders above can ask for.
+pub fn variants() -> Vec<PipelineKey> {
+    const FLOATS: [u32; 3] = [6, 7, 10];
+    const INTS: [u32; 6] = [2, 3, 4, 5, 8, 9];
+    let mut keys = Vec::new();
+    for all in [false, true] {
+        for fold in 0..=6 {
+            let ins: Vec<u32> = match fold {
+                0 => FLOATS.to_vec(),
+                1 | 2 => FLOATS.iter().chain(&INTS).copied().collect(),
+                _ => INTS.to_vec(),
+            };
+            let by_bits: &[bool] = if fold <= 1 { &[false, true] } else { &[false] };
+            for &i in &ins {
+                for &b in by_bits {
+                    keys.push(key(
+                        Shader::CrossLane,
+                        "cross_lane",
+                        clr_constants(fold, i, all, b),
+                    ));
+                }
+            }
+        }
+    }
+    for f in [0, 1] {
+        keys.push(key(Shader::Nonzero, "nonzero", vec![("FLOAT_IN", f)]));
+        for o in [0, 1] {
+            keys.push(key(
+                Shader::SeqBounds,
+                "seq_bounds",
+                vec![("FLOAT_IN", f), ("FLOAT_OUT", o)],
+            ));
+        }
+    }
+    keys
+}

@@ -1,0 +1,363 @@
+//! The CPU/GPU differential test of CrossLaneReduce (0x7C, 0x7D),
+//! NonzeroWithCount (0xF2), GetSequenceBounds (0xBE) and 0xF0 specs 0 and 2:
+//! random valid records (at least 1,000 of each kernel) in mixed streams with
+//! Pool records, all in the same small window so later records read what
+//! earlier ones wrote, compared over every byte of SBUF and PSUM.
+
+mod common;
+
+use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
+use tpb_emu::device::gpu::GpuExecutor;
+use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};
+use tpb_emu::isa::enums::{AluOp, Dtype, ReduceAxis, ReduceOp};
+use tpb_emu::isa::record::Record;
+use tpb_emu::isa::validate::{Target, check};
+use tpb_emu::isa::{
+    Addr4, EngineNop, ExtTta, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr,
+    Tensor2d, Tensor3d, Tensor4d,
+};
+use tpb_emu::limits::{Arch, PARTITIONS};
+
+const ARCH: Arch = Arch::Cayman;
+
+const INT32S: [Dtype; 6] = [
+    Dtype::INT8,
+    Dtype::UINT8,
+    Dtype::INT16,
+    Dtype::UINT16,
+    Dtype::INT32,
+    Dtype::UINT32,
+];
+const ALL9: [Dtype; 9] = [
+    Dtype::INT8,
+    Dtype::UINT8,
+    Dtype::INT16,
+    Dtype::UINT16,
+    Dtype::INT32,
+    Dtype::UINT32,
+    Dtype::BFLOAT16,
+    Dtype::FP16,
+    Dtype::FP32,
+];
+
+fn pick<T: Copy>(rng: &mut fastrand::Rng, v: &[T]) -> T {
+    v[rng.usize(..v.len())]
+}
+
+/// `count` split over 1 to `max_dims` random dims (the rest 1).
+fn split(rng: &mut fastrand::Rng, count: u16, max_dims: usize) -> [u16; 4] {
+    let dims = rng.usize(1..=max_dims);
+    let mut num = [1u16; 4];
+    let mut left = count;
+    for n in num.iter_mut().take(dims - 1) {
+        let divisors: Vec<u16> = (1..=left).filter(|v| left.is_multiple_of(*v)).collect();
+        *n = pick(rng, &divisors);
+        left /= *n;
+    }
+    num[dims - 1] = left;
+    num
+}
+
+/// A random SBUF walk of `num` in the first [`WINDOW`] bytes of `part`.
+fn walk(rng: &mut fastrand::Rng, part: u32, size: u32, num: [u16; 4]) -> Tensor4d {
+    let mut step: [i16; 4] = std::array::from_fn(|_| rng.i16(-6..=6));
+    match rng.u8(0..4) {
+        0 => {
+            step = [
+                1,
+                num[0] as i16,
+                (num[0] * num[1]) as i16,
+                (num[0] * num[1] * num[2]) as i16,
+            ]
+        }
+        1 => step[0] = 1,
+        _ => {}
+    }
+    Tensor4d {
+        addr: Addr4::new(Region::Sbuf, part, rng.u32(0..WINDOW / size) * size),
+        step,
+        num,
+    }
+}
+
+fn walk_split(rng: &mut fastrand::Rng, part: u32, size: u32, count: u16, dims: usize) -> Tensor4d {
+    let num = split(rng, count, dims);
+    walk(rng, part, size, num)
+}
+
+fn to_3d(t: Tensor4d) -> Tensor3d {
+    Tensor3d {
+        addr: t.addr,
+        step: [t.step[0], t.step[1], t.step[2]],
+        num: [t.num[0], t.num[1], t.num[2] * t.num[3]],
+    }
+}
+
+fn to_2d(t: Tensor4d) -> Tensor2d {
+    Tensor2d::new(
+        t.addr,
+        [
+            (t.num[0], t.step[0]),
+            (t.num[1] * t.num[2] * t.num[3], t.step[1]),
+        ],
+    )
+}
+
+fn scale(rng: &mut fastrand::Rng) -> f32 {
+    match rng.u8(0..6) {
+        0 => 0.5,
+        1 => 1.0 / 3.0,
+        2 => f32::from_bits(rng.u32(1..0x0080_0000)), // subnormal (EC-19 flushes it)
+        3 => f32::from_bits(rng.u32(..)),
+        4 => -2.0,
+        _ => 1.0 / rng.u32(1..200) as f32,
+    }
+}
+
+/// Which kernel a record is (for the counts).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Clr,
+    Nonzero,
+    Bounds,
+    Tta,
+    Nop,
+}
+
+fn random_record(rng: &mut fastrand::Rng, kind: Kind) -> Record {
+    let count = rng.u16(1..=24);
+    match kind {
+        Kind::Clr => {
+            let nac = rng.u32(1..=PARTITIONS);
+            let sp = rng.u32(0..=PARTITIONS - nac);
+            let arith = rng.bool();
+            let (opcode, op, i, o) = if arith {
+                let op = pick(rng, &[ReduceOp::ADD, ReduceOp::AVERAGE, ReduceOp::MAX]);
+                let o = if rng.u8(0..8) == 0 {
+                    Dtype::FP32R
+                } else {
+                    pick(rng, &ALL9)
+                };
+                (Opcode::CROSS_LANE_REDUCE_ARITH, op, pick(rng, &ALL9), o)
+            } else {
+                let op = pick(
+                    rng,
+                    &[
+                        ReduceOp::BITWISE_OR,
+                        ReduceOp::BITWISE_AND,
+                        ReduceOp::BITWISE_XOR,
+                    ],
+                );
+                let t = pick(rng, &INT32S);
+                (Opcode::CROSS_LANE_REDUCE_BITVEC, op, t, t)
+            };
+            let all = rng.u8(0..4) == 0;
+            let src = walk_split(rng, sp, i.size().unwrap(), count, 4);
+            let dp = rng.u32(0..PARTITIONS);
+            let dst = if all {
+                walk(rng, dp, o.size().unwrap(), [1; 4])
+            } else {
+                walk_split(rng, dp, o.size().unwrap(), count, 4)
+            };
+            let axis = if all {
+                ReduceAxis::ALL
+            } else {
+                ReduceAxis::PARTITIONS
+            };
+            S4d4Cr::new(opcode, op, axis, i, o, nac as u8, scale(rng), src, dst).encode()
+        }
+        Kind::Nonzero => {
+            let nac = rng.u32(1..=PARTITIONS);
+            let sp = rng.u32(0..=PARTITIONS - nac);
+            let dp = if rng.bool() {
+                sp
+            } else {
+                rng.u32(0..=PARTITIONS - nac)
+            };
+            let i = if rng.bool() {
+                Dtype::INT32
+            } else {
+                Dtype::FP32
+            };
+            let src = to_3d(walk_split(rng, sp, 4, count, 3));
+            let dst = to_3d(walk_split(rng, dp, 4, count + 1, 3));
+            let off = match rng.u8(0..3) {
+                0 => rng.i32(..),
+                _ => rng.i32(-40..40),
+            };
+            S3d3NonzeroWithCount::new(i, nac as u8, off, rng.i32(..), src, dst).encode()
+        }
+        Kind::Bounds => {
+            let sp = rng.u32(0..PARTITIONS);
+            let dp = if rng.bool() {
+                sp
+            } else {
+                rng.u32(0..PARTITIONS)
+            };
+            let f = |rng: &mut fastrand::Rng| {
+                if rng.bool() {
+                    Dtype::INT32
+                } else {
+                    Dtype::FP32
+                }
+            };
+            let (i, o) = (f(rng), f(rng));
+            let src = to_3d(walk_split(rng, sp, 4, count, 3));
+            let n = split(rng, count, 2);
+            let mut d = walk(rng, dp, 4, [n[0], n[1], 2, 1]);
+            if rng.bool() {
+                d.step = [1, n[0] as i16, (n[0] * n[1]) as i16, 0];
+            }
+            S3d3SeqBounds::new(i, o, 1, src, to_3d(d)).encode()
+        }
+        Kind::Tta => {
+            let ports = rng.u8(0..8);
+            let lanes = if ports == 0 { 128 } else { 16 * ports as u32 };
+            let part = |rng: &mut fastrand::Rng| rng.u32(0..=PARTITIONS - lanes);
+            let op = if rng.bool() { AluOp::ADD } else { AluOp::MULT };
+            let d = if rng.bool() {
+                [pick(rng, &INT32S), pick(rng, &INT32S), pick(rng, &INT32S)]
+            } else {
+                let o = if rng.u8(0..8) == 0 {
+                    Dtype::FP32R
+                } else {
+                    pick(rng, &ALL9)
+                };
+                [pick(rng, &ALL9), pick(rng, &ALL9), o]
+            };
+            let s = d.map(|t| t.size().unwrap());
+            let (p0, p1, pd) = (part(rng), part(rng), part(rng));
+            let src0 = to_2d(walk_split(rng, p0, s[0], count, 2));
+            let src1 = to_2d(walk_split(rng, p1, s[1], count, 2));
+            let dst = if rng.u8(0..4) == 0 && s[0] == s[2] {
+                src0
+            } else {
+                to_2d(walk_split(rng, pd, s[2], count, 2))
+            };
+            ExtTta::new(ports << 3, op, d[0], d[1], d[2], src0, src1, dst).encode()
+        }
+        Kind::Nop => EngineNop::new(rng.u8(0..8) << 3).encode(),
+    }
+}
+
+fn random_valid(rng: &mut fastrand::Rng, kind: Kind) -> Record {
+    loop {
+        let r = random_record(rng, kind);
+        if check(&r, Target::pool(ARCH)).is_ok() {
+            return r;
+        }
+    }
+}
+
+fn run_records(exec: &mut dyn Executor, records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
+    let bytes = tpb_emu::isa::stream::to_bytes(records);
+    let program = Program::from_stream(&bytes, Target::pool(ARCH)).expect("valid records");
+    let mut out = mem.clone();
+    run_program(exec, &program, &mut out, &mut NoTrace).expect("runs");
+    out
+}
+
+/// Ids and zeros that repeat: the second half of the window of every SBUF
+/// partition holds words from a small set (0, ±0.0, 1, 2, NaN, a subnormal).
+fn repeat_words(mem: &mut DeviceMemory, rng: &mut fastrand::Rng) {
+    const WORDS: [u32; 7] = [0, 0x8000_0000, 1, 2, 0x7FC0_0000, 0x3F80_0000, 0x0000_0001];
+    let active = Region::Sbuf.active_bytes(ARCH) as usize;
+    let data = mem.region_bytes_mut(Region::Sbuf);
+    for p in 0..PARTITIONS as usize {
+        let mut w = pick(rng, &WORDS);
+        for at in (WINDOW as usize / 2..WINDOW as usize).step_by(4) {
+            if rng.u8(0..4) == 0 {
+                w = pick(rng, &WORDS);
+            }
+            data[p * active + at..p * active + at + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+}
+
+#[test]
+fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0x5EED_007C);
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut mem = DeviceMemory::new(ARCH);
+    let kinds = [Kind::Clr, Kind::Nonzero, Kind::Bounds, Kind::Tta, Kind::Nop];
+    let mut counts = [0usize; 5];
+    let (streams, per_stream) = (240, 26);
+    for s in 0..streams {
+        randomize(&mut mem, &mut rng, s as u8);
+        repeat_words(&mut mem, &mut rng);
+        let records: Vec<Record> = (0..per_stream)
+            .map(|_| {
+                if rng.u8(0..12) == 0 {
+                    return random_valid_pool(&mut rng, Target::pool(ARCH)).encode();
+                }
+                let k = rng.usize(0..kinds.len());
+                counts[k] += 1;
+                random_valid(&mut rng, kinds[k])
+            })
+            .collect();
+        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem);
+        let gpu_out = run_records(&mut gpu_exec, &records, &mem);
+        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
+            let text: Vec<String> = records
+                .iter()
+                .map(tpb_emu::isa::text::disasm_record)
+                .collect();
+            let active = region.active_bytes(ARCH) as usize;
+            panic!(
+                "stream {s}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}\n{}",
+                region.name(),
+                i / active,
+                i % active,
+                text.join("\n")
+            );
+        }
+    }
+    for (k, n) in kinds.iter().zip(counts) {
+        assert!(n >= 1000, "{n} records of {k:?}");
+    }
+}
+
+#[test]
+fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
+    use tpb_emu::device::cpu::CpuOptions;
+    let mut rng = fastrand::Rng::with_seed(0xFA57_007C);
+    let mut mem = DeviceMemory::new(ARCH);
+    let mut tested = 0;
+    for _ in 0..80 {
+        randomize(&mut mem, &mut rng, 0);
+        let nac = rng.u32(1..=PARTITIONS);
+        let count = rng.u16(1..=200);
+        let src = walk_split(&mut rng, 0, 4, count, 4);
+        let dst = Tensor4d::new(
+            Addr4::new(Region::Sbuf, PARTITIONS - 1, 2048),
+            [(count, 1), (1, 0), (1, 0), (1, 0)],
+        );
+        let r = S4d4Cr::new(
+            Opcode::CROSS_LANE_REDUCE_ARITH,
+            ReduceOp::ADD,
+            ReduceAxis::PARTITIONS,
+            Dtype::FP32,
+            Dtype::FP32,
+            nac as u8,
+            0.0,
+            src,
+            dst,
+        )
+        .encode();
+        if check(&r, Target::pool(ARCH)).is_err() {
+            continue;
+        }
+        tested += 1;
+        let mut generic = CpuExecutor {
+            options: CpuOptions {
+                force_generic: true,
+                ..Default::default()
+            },
+        };
+        let a = run_records(&mut CpuExecutor::default(), &[r], &mem);
+        let b = run_records(&mut generic, &[r], &mem);
+        assert_eq!(first_difference(&a, &b), None);
+    }
+    assert!(tested >= 20, "{tested} records");
+}
