@@ -114,14 +114,54 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
 /// Reads an `.npy` of one of the load dtypes. The file is read whole with the
 /// input limit in force ([`crate::files::read_input`]); its header must not
 /// promise more data than the file holds.
+///
+/// The data ends up in the buffer the file was read into (moved down over
+/// the header in place), so a large array costs one allocation, not two.
 pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
     let bytes = read_input(path)?;
-    parse_npy(path, &bytes)
+    parse_npy_owned(path, bytes)
 }
 
 /// Parses the `.npy` bytes `bytes` (read from `path`, named in errors) as
 /// [`read_npy`] does.
 pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
+    let (mut npy, start, facts) = parse_head(path, bytes)?;
+    npy.data = bytes[start..].to_vec();
+    Ok(finish(npy, facts))
+}
+
+/// [`parse_npy`] taking the file's bytes by value: the data is moved to the
+/// front of the same buffer (no second allocation of the array's size).
+pub fn parse_npy_owned(path: &Path, mut bytes: Vec<u8>) -> Result<Npy, NpyError> {
+    let (mut npy, start, facts) = parse_head(path, &bytes)?;
+    bytes.copy_within(start.., 0);
+    bytes.truncate(bytes.len() - start);
+    npy.data = bytes;
+    Ok(finish(npy, facts))
+}
+
+/// What [`finish`] still has to do to the raw data: swap bytes, reorder Fortran.
+struct Facts {
+    big: bool,
+    fortran: bool,
+}
+
+/// Little-endian, C order.
+fn finish(mut npy: Npy, facts: Facts) -> Npy {
+    if facts.big {
+        for e in npy.data.chunks_exact_mut(npy.elem) {
+            e.reverse();
+        }
+    }
+    if facts.fortran {
+        npy.data = fortran_to_c(&npy.data, &npy.shape, npy.elem);
+    }
+    npy
+}
+
+/// Checks the header and the data's length; returns the array without its
+/// data, where the data starts, and what [`finish`] must do.
+fn parse_head(path: &Path, bytes: &[u8]) -> Result<(Npy, usize, Facts), NpyError> {
     let err = |why: String| NpyError::Bad {
         path: path.to_owned(),
         why,
@@ -162,27 +202,23 @@ pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
             data.len()
         )));
     }
-    let mut out = data.to_vec();
-    if ts.endianness() == Endianness::Big {
-        for e in out.chunks_exact_mut(size) {
-            e.reverse();
-        }
-    }
-    if header.order() == Order::Fortran && shape.len() > 1 {
-        out = fortran_to_c(&out, &shape, size);
-    }
+    let facts = Facts {
+        big: ts.endianness() == Endianness::Big,
+        fortran: header.order() == Order::Fortran && shape.len() > 1,
+    };
     let kind = match ts.type_char() {
         TypeChar::Float => ElemKind::Float,
         TypeChar::Int => ElemKind::Int,
         _ => ElemKind::Uint,
     };
-    Ok(Npy {
+    let npy = Npy {
         shape,
         elem: size,
         kind,
         descr: ts.to_string(),
-        data: out,
-    })
+        data: Vec::new(),
+    };
+    Ok((npy, start, facts))
 }
 
 /// Reorders Fortran-order elements (first axis fastest) into C order.

@@ -336,6 +336,23 @@ impl Machine {
     /// inputs. Share one staged program between machines with an `Arc`.
     pub fn new(staged: impl Into<Arc<Staged>>) -> Machine {
         let staged = staged.into();
+        let mut dram = staged.dram_init.clone();
+        // A staged program whose image moved into another machine
+        // (`Machine::from_owned`) starts from zero DRAM rather than out of bounds.
+        dram.resize(staged.dram.size as usize, 0);
+        Machine::with_dram(staged, dram)
+    }
+
+    /// [`Machine::new`] taking the staged program by value: its DRAM image
+    /// becomes the machine's DRAM (no copy). The machine's
+    /// [`Machine::staged`] then holds no image; to run one staged program
+    /// several times, share it with [`Machine::new`] and an `Arc`.
+    pub fn from_owned(mut staged: Staged) -> Machine {
+        let dram = std::mem::take(&mut staged.dram_init);
+        Machine::with_dram(Arc::new(staged), dram)
+    }
+
+    fn with_dram(staged: Arc<Staged>, dram: Vec<u8>) -> Machine {
         // EC-29: an engine whose stream starts at an exit point (no main program) has ended.
         let pc = std::array::from_fn(|e| match staged.steps[e].first() {
             Some(s) if s.exit => staged.steps[e].len(),
@@ -343,7 +360,7 @@ impl Machine {
         });
         Machine {
             mem: DeviceMemory::new(staged.arch),
-            dram: staged.dram_init.clone(),
+            dram,
             staged,
             sems: [0; NUM_SEMAPHORES],
             events: [false; NUM_EVENTS],

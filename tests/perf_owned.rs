@@ -1,0 +1,92 @@
+//! The by-value paths (`stage_owned`, `Machine::from_owned`,
+//! `compile_owned`, `parse_npy_owned`) give exactly what the copying ones give.
+
+use tpb_emu::frontend::{Pool2d, PoolMode, Tensor, compile, compile_owned};
+use tpb_emu::isa::enums::Dtype;
+use tpb_emu::runtime::{Machine, Program, Role, Variable, stage, stage_owned};
+
+fn program() -> Program {
+    let mut p = Program::default();
+    p.add(Variable::input("a", 1, Dtype::UINT8, &[3], vec![1, 2, 3]));
+    p.add(Variable::zeroed("s", 2, Dtype::FP32, &[5], Role::Scratch));
+    p.add(Variable::input(
+        "b",
+        3,
+        Dtype::UINT16,
+        &[2],
+        vec![9, 8, 7, 6],
+    ));
+    p.add(Variable::output("y", 4, Dtype::FP32, &[7]));
+    p
+}
+
+#[test]
+fn stage_owned_builds_the_same_dram() {
+    let p = program();
+    let copied = Machine::new(stage(&p).unwrap());
+    let owned = Machine::from_owned(stage_owned(p.clone()).unwrap());
+    assert_eq!(copied.dram(), owned.dram());
+    assert_eq!(owned.variable("b"), Some(&[9u8, 8, 7, 6][..]));
+    // A program whose first variable is not an input.
+    let mut q = Program::default();
+    q.add(Variable::output("y", 4, Dtype::FP32, &[7]));
+    q.add(Variable::input("a", 1, Dtype::UINT8, &[3], vec![1, 2, 3]));
+    let copied = Machine::new(stage(&q).unwrap());
+    let owned = Machine::from_owned(stage_owned(q).unwrap());
+    assert_eq!(copied.dram(), owned.dram());
+}
+
+#[test]
+fn stage_owned_checks_initial_lengths() {
+    let mut p = program();
+    p.variables[2].init = Some(vec![1, 2, 3]);
+    assert!(stage_owned(p).is_err());
+}
+
+#[test]
+fn a_staged_program_without_its_image_runs_from_zero_dram() {
+    let m = Machine::from_owned(stage_owned(program()).unwrap());
+    let again = Machine::new(m.staged().clone());
+    assert_eq!(again.dram().len(), m.dram().len());
+}
+
+#[test]
+fn compile_owned_and_run_owned_agree_with_the_copying_paths() {
+    let values: Vec<f32> = (0..2 * 3 * 9 * 10)
+        .map(|i| (i * 37 % 101) as f32 - 50.0)
+        .collect();
+    let x = Tensor::from_f32(&[2, 3, 9, 10], &values);
+    for mode in [PoolMode::Max, PoolMode::Avg] {
+        let p = Pool2d::new(mode, 2, 3).padding(1, 1);
+        let copied = compile(&p, &x).unwrap().run_cpu_for_test();
+        let owned = compile_owned(&p, x.clone())
+            .unwrap()
+            .run_owned(&mut tpb_emu::device::CpuExecutor::default(), u64::MAX)
+            .unwrap();
+        assert_eq!(copied, owned);
+    }
+}
+
+trait RunCpu {
+    fn run_cpu_for_test(&self) -> tpb_emu::frontend::PoolOutput;
+}
+
+impl RunCpu for tpb_emu::frontend::Compiled {
+    fn run_cpu_for_test(&self) -> tpb_emu::frontend::PoolOutput {
+        self.run(&mut tpb_emu::device::CpuExecutor::default())
+            .unwrap()
+    }
+}
+
+#[test]
+fn parse_npy_owned_matches_parse_npy() {
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!("perf_owned_{}.npy", std::process::id()));
+    let data: Vec<u8> = (0..24u8).collect();
+    for (dtype, shape) in [(Dtype::FP32, vec![2u64, 3]), (Dtype::UINT16, vec![3, 4])] {
+        let bytes = tpb_emu::npy::npy_bytes(dtype, &shape, &data).unwrap();
+        let a = tpb_emu::npy::parse_npy(&path, &bytes).unwrap();
+        let b = tpb_emu::npy::parse_npy_owned(&path, bytes).unwrap();
+        assert_eq!((a.shape, a.data), (b.shape, b.data));
+    }
+}
