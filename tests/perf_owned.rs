@@ -90,3 +90,27 @@ fn parse_npy_owned_matches_parse_npy() {
         assert_eq!((a.shape, a.data), (b.shape, b.data));
     }
 }
+
+#[test]
+fn read_npy_reads_the_data_straight_and_refuses_what_parse_refuses() {
+    let path = std::env::temp_dir().join(format!("perf_owned_read_{}.npy", std::process::id()));
+    let data: Vec<u8> = (0..48u8).collect();
+    let bytes = tpb_emu::npy::npy_bytes(Dtype::FP32, &[3, 4], &data).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let read = tpb_emu::npy::read_npy(&path).unwrap();
+    assert_eq!((read.shape, read.data), (vec![3, 4], data.clone()));
+    // One byte short, and one too many: the same errors as parsing the bytes.
+    for cut in [
+        &bytes[..bytes.len() - 1],
+        &[&bytes[..], &[0u8][..]].concat()[..],
+    ] {
+        std::fs::write(&path, cut).unwrap();
+        let a = tpb_emu::npy::read_npy(&path).unwrap_err().to_string();
+        let b = tpb_emu::npy::parse_npy(&path, cut).unwrap_err().to_string();
+        assert_eq!(a, b);
+    }
+    // Shorter than a header.
+    std::fs::write(&path, &bytes[..7]).unwrap();
+    assert!(tpb_emu::npy::read_npy(&path).is_err());
+    let _ = std::fs::remove_file(&path);
+}

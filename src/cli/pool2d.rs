@@ -288,10 +288,9 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .map_err(|e| CliError::Exec(e.to_string()))?;
     let run_s = t.elapsed().as_secs_f64();
     let y = &result.output;
-    outs.write(
-        &a.output,
-        &npy_bytes(&a.output, y.dtype, &y.shape, &y.data)?,
-    )?;
+    let header = crate::npy::npy_header(y.dtype, &y.shape)
+        .map_err(|why| CliError::Exec(format!("{}: {why}", a.output.display())))?;
+    outs.write_parts(&a.output, &[&header, &y.data])?;
     written.push(a.output.clone());
     if let (Some(path), Some(idx)) = (&a.indices, &result.indices) {
         let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
