@@ -5,7 +5,8 @@ Both sides do the whole job: read the input .npy, pool, write the output .npy.
 ONNX Runtime runs MaxPool/AveragePool with np.load + session.run + np.save in
 this process; each thread count from 1 up to the CPU count (powers of two) is
 tried and the best kept. tpb-emu runs as a subprocess and is timed by wall
-clock, start to exit. Each side's best of --repeat runs is reported, and the
+clock, start to exit (process start and exit included). The runs of both
+sides are interleaved; each side's best of --repeat is reported, and the
 ratio tpb-emu / ONNX Runtime (the issue's target: <= 1.2). The results are
 compared: max must be identical, avg within float32 rounding.
 
@@ -49,35 +50,42 @@ def ort_job(sess, src, dst):
     return time.perf_counter() - t
 
 
-def best_ort(mode, k, shape, src, dst, repeat):
+def ort_sessions(mode, k, shape):
     raw = model(mode, k, shape)
-    threads, best = [], None
-    n = 1
+    n, out = 1, []
     while n <= (os.cpu_count() or 1):
-        threads.append(n)
-        n *= 2
-    for n in threads:
         so = ort.SessionOptions()
         so.intra_op_num_threads = n
         so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(raw, so, providers=["CPUExecutionProvider"])
-        ort_job(sess, src, dst)  # warm: page cache, first-run allocations
-        t = min(ort_job(sess, src, dst) for _ in range(repeat))
-        if best is None or t < best[0]:
-            best = (t, n)
-    return best
+        out.append((n, ort.InferenceSession(raw, so, providers=["CPUExecutionProvider"])))
+        n *= 2
+    return out
 
 
-def best_tpb(exe, mode, k, backend, src, dst, repeat):
+def tpb_job(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def measure(exe, mode, k, backend, shape, src, y_ort, y_tpb, repeat):
+    """Best of `repeat` for each side, the runs interleaved (ONNX Runtime at
+    each thread count, then tpb-emu) so that a slow spell of a shared machine
+    slows both sides alike."""
+    sessions = ort_sessions(mode, k, shape)
     cmd = [exe, "pool2d", "--input", src, "--mode", mode, "--kernel", str(k),
-           "--output", dst, "--backend", backend]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # warm
-    times = []
+           "--output", y_tpb, "--backend", backend]
+    for _, sess in sessions:  # warm: page cache, first-run allocations
+        ort_job(sess, src, y_ort)
+    tpb_job(cmd)
+    best_ort = {n: float("inf") for n, _ in sessions}
+    best_tpb = float("inf")
     for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for n, sess in sessions:
+            best_ort[n] = min(best_ort[n], ort_job(sess, src, y_ort))
+        best_tpb = min(best_tpb, tpb_job(cmd))
+    n = min(best_ort, key=best_ort.get)
+    return best_tpb, best_ort[n], n
 
 
 def main():
@@ -100,8 +108,8 @@ def main():
         size_mb = os.path.getsize(src) / 1e6
         for mode in modes:
             y_ort, y_tpb = os.path.join(d, "ort.npy"), os.path.join(d, "tpb.npy")
-            t_ort, n = best_ort(mode, a.kernel, shape, src, y_ort, a.repeat)
-            t_tpb = best_tpb(a.exe, mode, a.kernel, a.backend, src, y_tpb, a.repeat)
+            t_tpb, t_ort, n = measure(a.exe, mode, a.kernel, a.backend, shape, src,
+                                      y_ort, y_tpb, a.repeat)
             yo, yt = np.load(y_ort), np.load(y_tpb)
             if mode == "max":
                 same = yo.shape == yt.shape and np.array_equal(yo, yt)
