@@ -114,3 +114,23 @@ fn read_npy_reads_the_data_straight_and_refuses_what_parse_refuses() {
     assert!(tpb_emu::npy::read_npy(&path).is_err());
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn large_dmas_split_over_threads_give_the_reference_answer() {
+    // 1x128x64x256 fp32: 8 MiB in, each band's DMAs above the threshold
+    // at which rows are copied on several threads.
+    let n = 128 * 64 * 256;
+    let values: Vec<f32> = (0..n)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 9) as f32 - 4e6)
+        .collect();
+    let x = Tensor::from_f32(&[1, 128, 64, 256], &values);
+    for mode in [PoolMode::Max, PoolMode::Avg] {
+        let p = Pool2d::new(mode, 2, 2);
+        let want = tpb_emu::frontend::reference(&p, &x).unwrap();
+        let got = compile_owned(&p, x.clone())
+            .unwrap()
+            .run_owned(&mut tpb_emu::device::CpuExecutor::default(), u64::MAX)
+            .unwrap();
+        assert_eq!(got.output, want.output, "{mode:?}");
+    }
+}
