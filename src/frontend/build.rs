@@ -552,7 +552,8 @@ impl Compiled {
         max_work: u64,
     ) -> Result<PoolOutput, FrontendError> {
         let m = run_machine(Machine::new(stage(&self.program)?), exec, max_work)?;
-        Ok(self.output(&m))
+        let y = m.variable("y").unwrap_or_default().to_vec();
+        Ok(self.output(&m, y))
     }
 
     /// [`Compiled::run_with_budget`] consuming the compiled program: the
@@ -565,12 +566,22 @@ impl Compiled {
     ) -> Result<PoolOutput, FrontendError> {
         let program = std::mem::take(&mut self.program);
         let m = run_machine(Machine::from_owned(stage_owned(program)?), exec, max_work)?;
-        Ok(self.output(&m))
+        let (base, len) = m
+            .staged()
+            .layout()
+            .find(|&(name, _, _)| name == "y")
+            .map_or((0, 0), |(_, b, l)| (b as usize, l as usize));
+        let mut out = self.output(&m, Vec::new());
+        // The output's bytes stay in the DRAM buffer, moved to its front.
+        let mut y = m.into_dram();
+        y.truncate(base + len);
+        y.drain(..base);
+        out.output.data = y;
+        Ok(out)
     }
 
-    /// The output (and indices) from a finished machine.
-    fn output(&self, m: &Machine) -> PoolOutput {
-        let y = m.variable("y").unwrap_or_default().to_vec();
+    /// The output (bytes `y`) and indices from a finished machine.
+    fn output(&self, m: &Machine, y: Vec<u8>) -> PoolOutput {
         let output = Tensor {
             dtype: self.dtype,
             shape: self.plan.out_shape(),

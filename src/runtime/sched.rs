@@ -405,6 +405,12 @@ impl Machine {
         &self.dram
     }
 
+    /// The machine's DRAM image, taken (no copy): for a caller that only
+    /// reads results once the run is over.
+    pub fn into_dram(self) -> Vec<u8> {
+        self.dram
+    }
+
     /// The bytes of the variable called `name`.
     pub fn variable(&self, name: &str) -> Option<&[u8]> {
         let s = self.staged.dram.slots.iter().find(|s| s.name == name)?;
