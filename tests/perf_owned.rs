@@ -134,3 +134,23 @@ fn large_dmas_split_over_threads_give_the_reference_answer() {
         assert_eq!(got.output, want.output, "{mode:?}");
     }
 }
+
+#[test]
+fn a_restarted_machine_runs_as_a_fresh_one() {
+    let values: Vec<f32> = (0..128 * 4 * 6).map(|i| (i % 23) as f32).collect();
+    let x = Tensor::from_f32(&[1, 128, 4, 6], &values);
+    let c = compile(&Pool2d::new(PoolMode::Avg, 2, 2), &x).unwrap();
+    let staged = std::sync::Arc::new(stage(&c.program).unwrap());
+    let mut exec = tpb_emu::device::CpuExecutor::default();
+    let mut fresh = Machine::new(std::sync::Arc::clone(&staged));
+    fresh.run(&mut exec, &mut tpb_emu::device::NoTrace).unwrap();
+    let mut m = Machine::new(staged);
+    for _ in 0..3 {
+        m.restart();
+        assert_eq!(m.total_executed(), 0);
+        m.run(&mut exec, &mut tpb_emu::device::NoTrace).unwrap();
+        assert_eq!(m.dram(), fresh.dram());
+        assert_eq!(m.semaphore(2), fresh.semaphore(2));
+        assert_eq!(m.work_done(), fresh.work_done());
+    }
+}

@@ -353,11 +353,7 @@ impl Machine {
     }
 
     fn with_dram(staged: Arc<Staged>, dram: Vec<u8>) -> Machine {
-        // EC-29: an engine whose stream starts at an exit point (no main program) has ended.
-        let pc = std::array::from_fn(|e| match staged.steps[e].first() {
-            Some(s) if s.exit => staged.steps[e].len(),
-            _ => 0,
-        });
+        let pc = start_pcs(&staged);
         Machine {
             mem: DeviceMemory::new(staged.arch),
             dram,
@@ -372,6 +368,28 @@ impl Machine {
             max_work: DEFAULT_MAX_WORK,
             traced_block: [None; 5],
         }
+    }
+
+    /// Returns the machine to the start of its staged program, reusing its
+    /// memory and DRAM buffers (no allocation, no fresh pages): SBUF and PSUM
+    /// zero, DRAM reloaded from the staged image (all zero when the image
+    /// moved into this machine, [`Machine::from_owned`]), semaphores, events,
+    /// registers, positions and counters as at start. The budgets stay.
+    pub fn restart(&mut self) {
+        self.mem.fill(0);
+        let image = &self.staged.dram_init;
+        if image.len() == self.dram.len() {
+            self.dram.copy_from_slice(image);
+        } else {
+            self.dram.fill(0);
+        }
+        self.sems = [0; NUM_SEMAPHORES];
+        self.events = [false; NUM_EVENTS];
+        self.regs = [[0; NUM_REGISTERS]; 5];
+        self.pc = start_pcs(&self.staged);
+        self.executed = [0; 5];
+        self.work = 0;
+        self.traced_block = [None; 5];
     }
 
     /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
@@ -729,6 +747,15 @@ enum Arrival {
 /// EC-29 (amended): arriving at an exit point by falling through or by a
 /// REGISTER-mode branch (a function's return) ends the engine's program; a
 /// REL_IMM branch onto it enters the function that starts there.
+/// Each engine's first record index. EC-29: an engine whose stream starts
+/// at an exit point (no main program) has ended.
+fn start_pcs(staged: &Staged) -> [usize; 5] {
+    std::array::from_fn(|e| match staged.steps[e].first() {
+        Some(s) if s.exit => staged.steps[e].len(),
+        _ => 0,
+    })
+}
+
 fn exit_point_ends(arrival: Arrival) -> bool {
     // EC-29
     matches!(arrival, Arrival::FallThrough | Arrival::Register)
