@@ -389,6 +389,12 @@ impl Outputs {
     /// `path` only on [`Outputs::commit`]. Writing one path twice replaces
     /// the first bytes.
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+        self.write_parts(path, &[bytes])
+    }
+
+    /// [`Outputs::write`] of the concatenation of `parts` (e.g. a header and
+    /// a large array, without joining them in memory first).
+    pub fn write_parts(&mut self, path: &Path, parts: &[&[u8]]) -> Result<(), FileError> {
         let io = |source| FileError::Io {
             path: path.to_owned(),
             source,
@@ -424,7 +430,10 @@ impl Outputs {
             {
                 Ok(mut f) => {
                     use std::io::Write;
-                    let done = f.write_all(bytes).and_then(|()| f.flush());
+                    let done = parts
+                        .iter()
+                        .try_for_each(|p| f.write_all(p))
+                        .and_then(|()| f.flush());
                     if let Err(e) = done {
                         let _ = std::fs::remove_file(&tmp);
                         return Err(io(e));

@@ -122,6 +122,21 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A DMA-in -> Pool 2x2 -> DMA-out program beside the same backend's copy of its bytes.
+    Program {
+        /// The backend to measure.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Input bytes over all 128 lanes.
+        #[arg(long, default_value_t = cli::bench::DEFAULT_BYTES)]
+        bytes: u64,
+        /// Timed repetitions; the best is reported.
+        #[arg(long, default_value_t = 5)]
+        repeat: u32,
+        /// Also print one JSON object on the last line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -297,7 +312,8 @@ impl Command {
     fn json(&self) -> bool {
         match self {
             Command::Validate { json, .. } | Command::Run { json, .. } => *json,
-            Command::Bench(BenchCommand::Pool { json, .. }) => *json,
+            Command::Bench(BenchCommand::Pool { json, .. })
+            | Command::Bench(BenchCommand::Program { json, .. }) => *json,
             _ => false,
         }
     }
@@ -386,6 +402,20 @@ fn run(args: Args) -> Result<(), CliError> {
                 json,
             };
             cli::bench::run(&args, &mut out).map(|_| ())
+        }
+        Command::Bench(BenchCommand::Program {
+            backend,
+            bytes,
+            repeat,
+            json,
+        }) => {
+            let args = cli::bench_program::ProgramArgs {
+                backend: backend.into(),
+                bytes,
+                repeat,
+                json,
+            };
+            cli::bench_program::run(&args, &mut out).map(|_| ())
         }
         Command::Exec {
             file,

@@ -114,20 +114,70 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
 /// Reads an `.npy` of one of the load dtypes. The file is read whole with the
 /// input limit in force ([`crate::files::read_input`]); its header must not
 /// promise more data than the file holds.
+///
+/// A regular file's data is read straight into the array's buffer after its
+/// header; anything else is read whole and the data moved down over the
+/// header in place. Either way a large array costs one allocation, not two.
 pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
+    if let Some(npy) = read_npy_direct(path)? {
+        return Ok(npy);
+    }
     let bytes = read_input(path)?;
-    parse_npy(path, &bytes)
+    parse_npy_owned(path, bytes)
 }
 
 /// Parses the `.npy` bytes `bytes` (read from `path`, named in errors) as
 /// [`read_npy`] does.
 pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
+    let (mut npy, start, facts) = parse_head(path, bytes)?;
+    npy.data = bytes[start..].to_vec();
+    Ok(finish(npy, facts))
+}
+
+/// [`parse_npy`] taking the file's bytes by value: the data is moved to the
+/// front of the same buffer (no second allocation of the array's size).
+pub fn parse_npy_owned(path: &Path, mut bytes: Vec<u8>) -> Result<Npy, NpyError> {
+    let (mut npy, start, facts) = parse_head(path, &bytes)?;
+    bytes.copy_within(start.., 0);
+    bytes.truncate(bytes.len() - start);
+    npy.data = bytes;
+    Ok(finish(npy, facts))
+}
+
+/// What [`finish`] still has to do to the raw data: swap bytes, reorder Fortran.
+struct Facts {
+    big: bool,
+    fortran: bool,
+}
+
+/// Little-endian, C order.
+fn finish(mut npy: Npy, facts: Facts) -> Npy {
+    if facts.big {
+        for e in npy.data.chunks_exact_mut(npy.elem) {
+            e.reverse();
+        }
+    }
+    if facts.fortran {
+        npy.data = fortran_to_c(&npy.data, &npy.shape, npy.elem);
+    }
+    npy
+}
+
+/// Checks the header and the data's length; returns the array without its
+/// data, where the data starts, and what [`finish`] must do.
+fn parse_head(path: &Path, bytes: &[u8]) -> Result<(Npy, usize, Facts), NpyError> {
+    let (header, start) = header(path, bytes)?;
+    let (npy, facts) = check_head(path, &header, bytes.len() - start)?;
+    Ok((npy, start, facts))
+}
+
+/// Checks a parsed header against `data_len` data bytes.
+fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, Facts), NpyError> {
     let err = |why: String| NpyError::Bad {
         path: path.to_owned(),
         why,
     };
-    let (header, start) = header(path, bytes)?;
-    let data = &bytes[start..];
+    let data = DataLen(data_len);
     let DType::Plain(ts) = header.dtype() else {
         return Err(err("structured dtypes are not supported".into()));
     };
@@ -162,27 +212,94 @@ pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
             data.len()
         )));
     }
-    let mut out = data.to_vec();
-    if ts.endianness() == Endianness::Big {
-        for e in out.chunks_exact_mut(size) {
-            e.reverse();
-        }
-    }
-    if header.order() == Order::Fortran && shape.len() > 1 {
-        out = fortran_to_c(&out, &shape, size);
-    }
+    let facts = Facts {
+        big: ts.endianness() == Endianness::Big,
+        fortran: header.order() == Order::Fortran && shape.len() > 1,
+    };
     let kind = match ts.type_char() {
         TypeChar::Float => ElemKind::Float,
         TypeChar::Int => ElemKind::Int,
         _ => ElemKind::Uint,
     };
-    Ok(Npy {
+    let npy = Npy {
         shape,
         elem: size,
         kind,
         descr: ts.to_string(),
-        data: out,
-    })
+        data: Vec::new(),
+    };
+    Ok((npy, facts))
+}
+
+/// A length standing in for the data slice in [`check_head`].
+struct DataLen(usize);
+
+impl DataLen {
+    fn len(&self) -> usize {
+        self.0
+    }
+}
+
+/// [`read_npy`] for a regular file: the header is read first, then the data
+/// straight into its own buffer (no header to move out of the way, no
+/// second buffer). `None` when the file is not a regular file or too short
+/// to hold a header; [`read_npy`] then reads it whole and reports.
+fn read_npy_direct(path: &Path) -> Result<Option<Npy>, NpyError> {
+    use std::io::{Read, Seek};
+    let io = |source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let limit = crate::files::input_limit().unwrap_or(crate::limits::MAX_INPUT_BYTES);
+    if meta.len() > limit {
+        return Err(FileError::TooLarge {
+            path: path.to_owned(),
+            limit,
+            size: Some(meta.len()),
+        }
+        .into());
+    }
+    // Magic (6), version (2), header length (2 in version 1, else 4).
+    let mut pre = Vec::with_capacity(12);
+    (&mut file).take(12).read_to_end(&mut pre).map_err(io)?;
+    if pre.len() < 12 || &pre[..6] != b"\x93NUMPY" {
+        return Ok(None);
+    }
+    let start = match pre[6] {
+        1 => 10 + u16::from_le_bytes([pre[8], pre[9]]) as u64,
+        _ => 12 + u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as u64,
+    };
+    if start > meta.len() {
+        return Ok(None);
+    }
+    let mut head = Vec::with_capacity(start as usize);
+    file.rewind().map_err(io)?;
+    (&mut file).take(start).read_to_end(&mut head).map_err(io)?;
+    let (header, at) = header(path, &head)?;
+    if at as u64 != start {
+        return Ok(None);
+    }
+    let want = (meta.len() - start) as usize;
+    let (mut npy, facts) = check_head(path, &header, want)?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(want)
+        .map_err(|_| FileError::OutOfMemory {
+            path: path.to_owned(),
+            read: start,
+            limit,
+        })?;
+    file.take(want as u64).read_to_end(&mut data).map_err(io)?;
+    if data.len() != want {
+        // The file changed under us: read it whole instead.
+        return Ok(None);
+    }
+    npy.data = data;
+    Ok(Some(finish(npy, facts)))
 }
 
 /// Reorders Fortran-order elements (first axis fastest) into C order.
@@ -230,17 +347,25 @@ pub fn npy_descr(dtype: Dtype) -> &'static str {
 /// The bytes of an `.npy` of `shape` holding `data` (little-endian elements
 /// of `dtype`, C order), header included.
 pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>, String> {
+    let mut buf = npy_header(dtype, shape)?;
+    buf.extend_from_slice(data);
+    Ok(buf)
+}
+
+/// The header of [`npy_bytes`] alone: write it and then the data (e.g. with
+/// [`crate::files::Outputs::write_parts`]) to make the file without a copy
+/// of the data.
+pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, String> {
     let ts: TypeStr = npy_descr(dtype)
         .parse()
         .map_err(|e| format!("npy descr: {e}"))?;
-    let mut buf = Vec::with_capacity(128 + data.len());
+    let mut buf = Vec::with_capacity(128);
     WriteOptions::new_header_only()
         .dtype(DType::Plain(ts))
         .shape(shape)
         .writer(&mut buf)
         .write_header_only()
         .map_err(|e| format!("npy header: {e}"))?;
-    buf.extend_from_slice(data);
     Ok(buf)
 }
 

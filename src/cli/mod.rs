@@ -3,6 +3,7 @@
 pub mod asm;
 pub mod backend;
 pub mod bench;
+pub mod bench_program;
 pub mod demo;
 pub mod disasm;
 pub mod exec;

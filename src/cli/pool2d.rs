@@ -248,8 +248,12 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         )));
     }
     let p = params(a, x.shape.len())?;
+    let (x_dtype, x_shape) = (x.dtype, x.shape.clone());
+    // The input's bytes move into the program (and on into device DRAM);
+    // only the input picture needs them afterwards.
+    let x_png = a.png.as_ref().map(|_| x.clone());
     let compiled =
-        frontend::compile(&p, &x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
+        frontend::compile_owned(&p, x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
     let mut written = Vec::new();
     let mut outs = Outputs::new();
     if let Some(dir) = &a.emit {
@@ -274,16 +278,19 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let backend = Backend::open(a.backend.into())?;
     let mut exec = backend.executor(compiled.program.arch)?;
+    let arch = compiled.program.arch;
+    let (bands, band_rows, pool_records) =
+        (compiled.bands, compiled.band_rows, compiled.pool_records);
+    let plan = compiled.plan.clone();
     let t = Instant::now();
     let result = compiled
-        .run_with_budget(exec.as_mut(), a.max_work)
+        .run_owned(exec.as_mut(), a.max_work)
         .map_err(|e| CliError::Exec(e.to_string()))?;
     let run_s = t.elapsed().as_secs_f64();
     let y = &result.output;
-    outs.write(
-        &a.output,
-        &npy_bytes(&a.output, y.dtype, &y.shape, &y.data)?,
-    )?;
+    let header = crate::npy::npy_header(y.dtype, &y.shape)
+        .map_err(|why| CliError::Exec(format!("{}: {why}", a.output.display())))?;
+    outs.write_parts(&a.output, &[&header, &y.data])?;
     written.push(a.output.clone());
     if let (Some(path), Some(idx)) = (&a.indices, &result.indices) {
         let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -293,11 +300,12 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(dir) = &a.png {
         let opts = viz::Options::default();
         let pic = |t| viz::tensor_montage(t, &opts).map_err(|e| CliError::Exec(e.to_string()));
-        png(&pic(&x)?, dir, "input.png", &mut outs, &mut written)?;
+        if let Some(x) = &x_png {
+            png(&pic(x)?, dir, "input.png", &mut outs, &mut written)?;
+        }
         png(&pic(y)?, dir, "output.png", &mut outs, &mut written)?;
         if let Some(idx) = &result.indices {
-            let img =
-                viz::indices_map(&compiled.plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
+            let img = viz::indices_map(&plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
             png(&img, dir, "indices.png", &mut outs, &mut written)?;
         }
     }
@@ -309,20 +317,20 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         out,
         format!(
             "ok: {p} on {} {:?} -> {:?} ({}, {})",
-            x.dtype,
-            x.shape,
+            x_dtype,
+            x_shape,
             y.shape,
             backend.describe(),
-            compiled.program.arch.name()
+            arch.name()
         ),
     )?;
     w(
         out,
         format!(
             "program: {} bands of up to {} output rows, {} Pool/MaxPoolSelect records; run {:.3} ms, total {:.3} ms",
-            compiled.bands,
-            compiled.band_rows,
-            compiled.pool_records,
+            bands,
+            band_rows,
+            pool_records,
             run_s * 1e3,
             start.elapsed().as_secs_f64() * 1e3
         ),

@@ -14,7 +14,7 @@ use crate::limits::{Arch, MAX_POOL_ELEMENTS_PER_LANE, PARTITIONS, SBUF_PARTITION
 use crate::runtime::build::{
     dma_memcpy, ev, ev_update, ev_wait, event_semaphore, on_chip, var, walk, with_events,
 };
-use crate::runtime::{Machine, Program, Variable, stage};
+use crate::runtime::{Machine, Program, Variable, stage, stage_owned};
 
 /// Variable ids of the generated program.
 pub mod ids {
@@ -143,8 +143,16 @@ impl Layout {
 }
 
 /// Compiles `params` for `input` into a program for the default generation.
+/// The program's input variable holds a copy of `input`'s bytes
+/// ([`compile_owned`] moves them instead).
 pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendError> {
-    let plan = Plan::new(params, input)?;
+    compile_owned(params, input.clone())
+}
+
+/// [`compile`] taking the input by value: its bytes move into the program's
+/// input variable `x` (no copy of the array).
+pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, FrontendError> {
+    let plan = Plan::new(params, &input)?;
     let bad = |s: String| Err(FrontendError::Bad(s));
     let p = plan.params;
     let arch = Arch::default();
@@ -233,7 +241,7 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
         ids::X,
         dtype,
         &input.shape,
-        input.data.clone(),
+        input.data,
     ));
     program.add(Variable::output("y", ids::Y, dtype, &out_shape));
     if p.return_indices {
@@ -543,11 +551,37 @@ impl Compiled {
         exec: &mut dyn Executor,
         max_work: u64,
     ) -> Result<PoolOutput, FrontendError> {
-        let staged = stage(&self.program)?;
-        let mut m = Machine::new(staged);
-        m.set_max_work(max_work);
-        m.run(exec, &mut NoTrace)?;
+        let m = run_machine(Machine::new(stage(&self.program)?), exec, max_work)?;
         let y = m.variable("y").unwrap_or_default().to_vec();
+        Ok(self.output(&m, y))
+    }
+
+    /// [`Compiled::run_with_budget`] consuming the compiled program: the
+    /// input's bytes become the device DRAM itself ([`stage_owned`],
+    /// [`Machine::from_owned`]), so a run holds the input once, not three times.
+    pub fn run_owned(
+        mut self,
+        exec: &mut dyn Executor,
+        max_work: u64,
+    ) -> Result<PoolOutput, FrontendError> {
+        let program = std::mem::take(&mut self.program);
+        let m = run_machine(Machine::from_owned(stage_owned(program)?), exec, max_work)?;
+        let (base, len) = m
+            .staged()
+            .layout()
+            .find(|&(name, _, _)| name == "y")
+            .map_or((0, 0), |(_, b, l)| (b as usize, l as usize));
+        let mut out = self.output(&m, Vec::new());
+        // The output's bytes stay in the DRAM buffer, moved to its front.
+        let mut y = m.into_dram();
+        y.truncate(base + len);
+        y.drain(..base);
+        out.output.data = y;
+        Ok(out)
+    }
+
+    /// The output (bytes `y`) and indices from a finished machine.
+    fn output(&self, m: &Machine, y: Vec<u8>) -> PoolOutput {
         let output = Tensor {
             dtype: self.dtype,
             shape: self.plan.out_shape(),
@@ -557,7 +591,7 @@ impl Compiled {
             let raw = m.variable("argmax").unwrap_or_default();
             self.indices(raw)
         });
-        Ok(PoolOutput { output, indices })
+        PoolOutput { output, indices }
     }
 
     /// PyTorch's flat indices from the window-local positions (uint32 LE,
@@ -573,4 +607,15 @@ impl Compiled {
             })
             .collect()
     }
+}
+
+/// Runs `m` on `exec` within `max_work`.
+fn run_machine(
+    mut m: Machine,
+    exec: &mut dyn Executor,
+    max_work: u64,
+) -> Result<Machine, FrontendError> {
+    m.set_max_work(max_work);
+    m.run(exec, &mut NoTrace)?;
+    Ok(m)
 }

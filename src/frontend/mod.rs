@@ -36,7 +36,7 @@ mod plan;
 mod reference;
 mod tensor;
 
-pub use build::{Compiled, compile};
+pub use build::{Compiled, compile, compile_owned};
 pub use plan::{AxisGroup, Plan};
 pub use reference::reference;
 pub use tensor::{Tensor, read_tensor};

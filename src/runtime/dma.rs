@@ -397,6 +397,54 @@ impl Buffers<'_> {
     }
 }
 
+/// Below this many bytes a DMA copies its rows on the calling thread.
+const PARALLEL_BYTES: usize = 4 << 20;
+
+/// The most threads one DMA uses.
+const MAX_THREADS: usize = 8;
+
+/// Copies `n` bytes from `src[a..]` to `dst[b..]` for every `(a, b)` of
+/// `rows`. Large copies whose destination rows do not overlap run on several
+/// threads, each on its own rows (the result is the same bytes: the rows
+/// are disjoint, so their order does not matter).
+fn copy_rows(src: &[u8], dst: &mut [u8], mut rows: Vec<(usize, usize)>, n: usize) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(MAX_THREADS)
+        .min(rows.len() * n / (PARALLEL_BYTES / 4).max(1))
+        .min(rows.len());
+    if threads > 1 && rows.len() * n >= PARALLEL_BYTES {
+        rows.sort_unstable_by_key(|&(_, b)| b);
+        if rows.windows(2).all(|w| w[0].1 + n <= w[1].1) {
+            // Cut dst into each row's own slice, in order.
+            let mut pieces = Vec::with_capacity(rows.len());
+            let mut rest = dst;
+            let mut at = 0;
+            for &(a, b) in &rows {
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(b - at);
+                let (row, tail) = tail.split_at_mut(n);
+                pieces.push((a, row));
+                rest = tail;
+                at = b + n;
+            }
+            let per = pieces.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                for chunk in pieces.chunks_mut(per) {
+                    s.spawn(move || {
+                        for (a, row) in chunk.iter_mut() {
+                            row.copy_from_slice(&src[*a..*a + n]);
+                        }
+                    });
+                }
+            });
+            return;
+        }
+    }
+    for (a, b) in rows {
+        dst[b..b + n].copy_from_slice(&src[a..a + n]);
+    }
+}
+
 fn read_raw(b: &[u8], at: usize, n: usize) -> u64 {
     let mut w = [0u8; 8];
     w[..n].copy_from_slice(&b[at..at + n]);
@@ -429,9 +477,7 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut [u8]) {
             };
             if let Some((sr, dr)) = rows {
                 let n = p.src.num[0] as usize * se;
-                for (a, b) in sr.into_iter().zip(dr) {
-                    dst[b..b + n].copy_from_slice(&src[a..a + n]);
-                }
+                copy_rows(src, dst, sr.into_iter().zip(dr).collect(), n);
                 return;
             }
             for (a, b) in pairs {

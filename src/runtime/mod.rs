@@ -40,7 +40,7 @@ pub use program::{Program, Role, Variable, VariableError, VariableFault};
 pub use sched::{
     Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait, datapath_work,
 };
-pub use stage::{StageError, Staged, stage};
+pub use stage::{StageError, Staged, stage, stage_owned};
 
 use crate::device::CpuExecutor;
 

@@ -339,14 +339,27 @@ impl Machine {
     /// inputs. Share one staged program between machines with an `Arc`.
     pub fn new(staged: impl Into<Arc<Staged>>) -> Machine {
         let staged = staged.into();
-        // EC-29: an engine whose stream starts at an exit point (no main program) has ended.
-        let pc = std::array::from_fn(|e| match staged.steps[e].first() {
-            Some(s) if s.exit => staged.steps[e].len(),
-            _ => 0,
-        });
+        let mut dram = staged.dram_init.clone();
+        // A staged program whose image moved into another machine
+        // (`Machine::from_owned`) starts from zero DRAM rather than out of bounds.
+        dram.resize(staged.dram.size as usize, 0);
+        Machine::with_dram(staged, dram)
+    }
+
+    /// [`Machine::new`] taking the staged program by value: its DRAM image
+    /// becomes the machine's DRAM (no copy). The machine's
+    /// [`Machine::staged`] then holds no image; to run one staged program
+    /// several times, share it with [`Machine::new`] and an `Arc`.
+    pub fn from_owned(mut staged: Staged) -> Machine {
+        let dram = std::mem::take(&mut staged.dram_init);
+        Machine::with_dram(Arc::new(staged), dram)
+    }
+
+    fn with_dram(staged: Arc<Staged>, dram: Vec<u8>) -> Machine {
+        let pc = start_pcs(&staged);
         Machine {
             mem: DeviceMemory::new(staged.arch),
-            dram: staged.dram_init.clone(),
+            dram,
             staged,
             sems: [0; NUM_SEMAPHORES],
             events: [false; NUM_EVENTS],
@@ -359,6 +372,28 @@ impl Machine {
             traced_block: [None; 5],
             timeline: None,
         }
+    }
+
+    /// Returns the machine to the start of its staged program, reusing its
+    /// memory and DRAM buffers (no allocation, no fresh pages): SBUF and PSUM
+    /// zero, DRAM reloaded from the staged image (all zero when the image
+    /// moved into this machine, [`Machine::from_owned`]), semaphores, events,
+    /// registers, positions and counters as at start. The budgets stay.
+    pub fn restart(&mut self) {
+        self.mem.fill(0);
+        let image = &self.staged.dram_init;
+        if image.len() == self.dram.len() {
+            self.dram.copy_from_slice(image);
+        } else {
+            self.dram.fill(0);
+        }
+        self.sems = [0; NUM_SEMAPHORES];
+        self.events = [false; NUM_EVENTS];
+        self.regs = [[0; NUM_REGISTERS]; 5];
+        self.pc = start_pcs(&self.staged);
+        self.executed = [0; 5];
+        self.work = 0;
+        self.traced_block = [None; 5];
     }
 
     /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
@@ -401,6 +436,12 @@ impl Machine {
     /// The whole DRAM image.
     pub fn dram(&self) -> &[u8] {
         &self.dram
+    }
+
+    /// The machine's DRAM image, taken (no copy): for a caller that only
+    /// reads results once the run is over.
+    pub fn into_dram(self) -> Vec<u8> {
+        self.dram
     }
 
     /// The bytes of the variable called `name`.
@@ -724,6 +765,15 @@ enum Arrival {
 /// EC-29 (amended): arriving at an exit point by falling through or by a
 /// REGISTER-mode branch (a function's return) ends the engine's program; a
 /// REL_IMM branch onto it enters the function that starts there.
+/// Each engine's first record index. EC-29: an engine whose stream starts
+/// at an exit point (no main program) has ended.
+fn start_pcs(staged: &Staged) -> [usize; 5] {
+    std::array::from_fn(|e| match staged.steps[e].first() {
+        Some(s) if s.exit => staged.steps[e].len(),
+        _ => 0,
+    })
+}
+
 fn exit_point_ends(arrival: Arrival) -> bool {
     // EC-29
     matches!(arrival, Arrival::FallThrough | Arrival::Register)

@@ -262,6 +262,52 @@ impl std::error::Error for StageError {}
 
 /// Stages `program`: lays out DRAM, validates every record, plans every DMA.
 pub fn stage(program: &Program) -> Result<Staged, StageError> {
+    stage_with(program, |bases, size| {
+        let mut image = vec![0u8; size as usize];
+        for (v, &base) in program.variables.iter().zip(bases) {
+            if let Some(init) = &v.init {
+                image[base as usize..base as usize + init.len()].copy_from_slice(init);
+            }
+        }
+        image
+    })
+}
+
+/// [`stage`] taking the program by value: the variables' initial bytes move
+/// into the DRAM image instead of being copied. When the first variable has
+/// initial bytes (it sits at DRAM address 0), its buffer becomes the image
+/// itself, grown in place, so a large input costs no copy at all.
+pub fn stage_owned(mut program: Program) -> Result<Staged, StageError> {
+    // Checks the initial bytes' lengths before they leave the variables.
+    program.layout().map_err(StageError::Variable)?;
+    let inits: Vec<Option<Vec<u8>>> = program
+        .variables
+        .iter_mut()
+        .map(|v| v.init.take())
+        .collect();
+    stage_with(&program, move |bases, size| {
+        let mut inits = inits.into_iter();
+        let mut image = match inits.next() {
+            Some(Some(first)) => first,
+            _ => Vec::new(),
+        };
+        image.reserve_exact(size as usize - image.len());
+        for (init, &base) in inits.zip(&bases[1.min(bases.len())..]) {
+            if let Some(init) = init {
+                image.resize(base as usize, 0);
+                image.extend_from_slice(&init);
+            }
+        }
+        image.resize(size as usize, 0);
+        image
+    })
+}
+
+/// [`stage`] with the DRAM image made by `image(bases, size)`.
+fn stage_with(
+    program: &Program,
+    image: impl FnOnce(&[u64], u64) -> Vec<u8>,
+) -> Result<Staged, StageError> {
     let (bases, size) = program.layout().map_err(StageError::Variable)?;
     let slots: Vec<Slot> = program
         .variables
@@ -354,12 +400,7 @@ pub fn stage(program: &Program) -> Result<Staged, StageError> {
         exits[engine as usize] = all;
         blocks[engine as usize] = lowered.blocks().to_vec();
     }
-    let mut dram_init = vec![0u8; size as usize];
-    for (v, &base) in program.variables.iter().zip(&bases) {
-        if let Some(init) = &v.init {
-            dram_init[base as usize..base as usize + init.len()].copy_from_slice(init);
-        }
-    }
+    let dram_init = image(&bases, size);
     Ok(Staged {
         arch: program.arch,
         steps,
