@@ -54,17 +54,18 @@ pub fn emulator_does(op: Opcode, engine: Engine) -> &'static str {
         OpcodeClass::Pseudo => "rejected (no lowering recipe)",
         OpcodeClass::Unknown => "unknown",
         _ if !op.legal_on(engine) => "invalid on this engine",
-        OpcodeClass::PoolNotEmulated
-        | OpcodeClass::S4d4Cr
-        | OpcodeClass::SeqBounds
-        | OpcodeClass::NonzeroWithCount
-        | OpcodeClass::Extended => "validates only",
+        OpcodeClass::PoolNotEmulated => "validates only",
+        // EC-55, EC-58: specs 0 and 2 run; 1, 3 and 4 are refused by name.
+        OpcodeClass::Extended => "executes (spec 0, 2; other specs refused)",
         // EC-39: COPY, CAST and TENSOR_TENSOR run on POOL only.
         OpcodeClass::S4d4Tr | OpcodeClass::S3s3d3Tt if engine != Engine::Pool => "validates only",
         OpcodeClass::S4d4Pl
         | OpcodeClass::S4d4Tr
         | OpcodeClass::D4Iota
         | OpcodeClass::S3s3d3Tt
+        | OpcodeClass::S4d4Cr
+        | OpcodeClass::SeqBounds
+        | OpcodeClass::NonzeroWithCount
         | OpcodeClass::Control
         | OpcodeClass::Dma => "executes",
     }
