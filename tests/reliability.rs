@@ -416,11 +416,9 @@ fn item5_overwrites_are_refused_with_the_input_intact() {
     assert_eq!(std::fs::read(&text).unwrap(), dis.stdout);
 }
 
-/// Item 5: a failing command leaves its output folder as it was.
-#[test]
-fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
-    let d = tempfile::tempdir().unwrap();
-    // Deadlock: the only record waits for a semaphore nobody raises.
+/// A program that deadlocks: its only record waits for a semaphore nobody
+/// raises.
+fn deadlock() -> Program {
     let mut p = Program::default();
     p.set_stream(
         Engine::Sp,
@@ -431,6 +429,15 @@ fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
         ))],
     )
     .add(Variable::output("y", 1, Dtype::FP32, &[4]));
+    p
+}
+
+/// Item 5: a failing command leaves its output folder as it was.
+#[test]
+fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    // Deadlock: the only record waits for a semaphore nobody raises.
+    let p = deadlock();
     let files = tpb_emu::frontend::emit::write_program(&p, &d.path().join("p")).unwrap();
     let fresh = d.path().join("fresh").join("deeper");
     let o = tpb(&["run", s(&files[0]), "--backend", "cpu", "--out", s(&fresh)]);
@@ -488,16 +495,7 @@ fn item6_one_exit_code_contract() {
     // 0
     assert_eq!(code(&tpb(&["validate", s(&stream)])), 0);
     // 1: a deadlock (execution error).
-    let mut p = Program::default();
-    p.set_stream(
-        Engine::Sp,
-        &[event_semaphore(ev_wait(
-            tpb_emu::isa::WaitMode::SEM_EQ,
-            0,
-            1,
-        ))],
-    )
-    .add(Variable::output("y", 1, Dtype::FP32, &[4]));
+    let p = deadlock();
     let m = tpb_emu::frontend::emit::write_program(&p, &d.path().join("p")).unwrap();
     let run_out = d.path().join("o");
     assert_eq!(
