@@ -183,6 +183,14 @@ fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The why of a failure that concerns the (input, output) dtype pair.
+fn in_out(in_dtype: Dtype, out_dtype: Dtype) -> Why {
+    Why::InOut {
+        in_dtype,
+        out_dtype,
+    }
+}
+
 /// EC-7 on every operand, then `tensor*_valid` on every operand: the
 /// vendor checks all start partitions before any tensor, so a record bad in
 /// both reports the start partition.
@@ -403,10 +411,7 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
         return Err(fail(
             Pred::S4d4TrSameSrcDstType,
             f(off::OUT_DTYPE),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     if p.negated != 0 {
@@ -762,10 +767,7 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
             return Err(fail(
                 Pred::EmuDtypeSupported,
                 f(off::OUT_DTYPE),
-                Why::InOut {
-                    in_dtype: p.in_dtype,
-                    out_dtype: p.out_dtype,
-                },
+                in_out(p.in_dtype, p.out_dtype),
             ));
         }
     }
@@ -812,10 +814,7 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
         return Err(fail(
             Pred::HasValidSeqBoundsDtype,
             f(at),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
@@ -876,10 +875,7 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
         return Err(fail(
             Pred::HasValidNonzeroWithCountDtype,
             f(at),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
