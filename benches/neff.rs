@@ -6,6 +6,8 @@
 //! Run: `cargo bench --bench neff` (one thread). `NEFF_BENCH_RECORDS=N`
 //! changes the records per engine.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 use tpb_emu::isa::enums::{Dtype, Engine, PoolFunc, UpdateMode};
@@ -21,17 +23,9 @@ use tpb_emu::runtime::{Program, Variable};
 /// Timed passes per measurement; the best is the figure of merit.
 const REPS: usize = 5;
 
-fn time(mut f: impl FnMut()) -> (Duration, Duration) {
-    f();
-    let mut t: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    t.sort();
-    (t[0], t[REPS / 2])
+/// Best and median of `REPS` timings of `f`.
+fn time(f: impl FnMut()) -> (Duration, Duration) {
+    common::best_and_median(REPS, f)
 }
 
 /// `validate MODEL.neff`'s work: read, then per engine expand, lower, validate.

@@ -5,8 +5,10 @@
 //!
 //! Run: `cargo bench --bench validate` (one thread).
 
+mod common;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tpb_emu::isa::enums::PoolFunc;
 use tpb_emu::isa::samples::seed_pool;
 use tpb_emu::isa::validate::{Target, validate_stream};
@@ -18,18 +20,9 @@ const RECORDS: usize = 1_000_000;
 /// best pass is the figure of merit and the median shows the typical one.
 const REPS: usize = 21;
 
-/// Best and median of `REPS` timings of `f`, after one untimed warm-up pass.
-fn time(mut f: impl FnMut()) -> (Duration, Duration) {
-    f();
-    let mut t: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    t.sort();
-    (t[0], t[REPS / 2])
+/// Best and median of `REPS` timings of `f`.
+fn time(f: impl FnMut()) -> (Duration, Duration) {
+    common::best_and_median(REPS, f)
 }
 
 fn main() {

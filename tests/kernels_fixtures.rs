@@ -8,12 +8,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use tpb_emu::device::gpu::GpuExecutor;
-use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};
+use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::tensor::Tensor3d;
-use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Addr4, Location, Opcode, Region, S3s3d3Tt, S4d4Tr, Tensor4d};
 use tpb_emu::limits::{Arch, PARTITIONS};
 
@@ -189,30 +187,9 @@ fn run_dir(dir: &str) {
     let fx = read_dir(dir);
     assert!(!fx.is_empty());
     let (records, mem) = setup(&fx);
-    let bytes = tpb_emu::isa::stream::to_bytes(&records);
-    let program = match Program::from_stream(&bytes, Target::pool(ARCH)) {
-        Ok(p) => p,
-        Err(e) => panic!("fixture record invalid: {e}"),
-    };
-    let mut cpu = mem.clone();
-    run_program(
-        &mut CpuExecutor::default(),
-        &program,
-        &mut cpu,
-        &mut NoTrace,
-    )
-    .expect("runs");
+    let (cpu, gpu) = common::run_cpu_and_gpu(&records, &mem, ARCH, "fixture record");
     check(&fx, &cpu, "cpu");
-    if let Some(g) = common::gpu() {
-        let mut gpu = mem.clone();
-        let mut exec = GpuExecutor::new(&g, ARCH).expect("gpu executor");
-        run_program(
-            &mut exec as &mut dyn Executor,
-            &program,
-            &mut gpu,
-            &mut NoTrace,
-        )
-        .expect("runs");
+    if let Some(gpu) = gpu {
         check(&fx, &gpu, "gpu");
     }
 }

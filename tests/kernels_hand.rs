@@ -5,12 +5,10 @@
 
 mod common;
 
-use tpb_emu::device::gpu::GpuExecutor;
-use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};
+use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::tensor::{Data4d, Tensor3d};
-use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Addr4, D4Iota, Location, Opcode, Region, S3s3d3Tt, S4d4Tr, Tensor4d};
 use tpb_emu::limits::Arch;
 
@@ -19,29 +17,8 @@ const ARCH: Arch = Arch::Cayman;
 /// Runs `records` on the CPU and (when an adapter exists) the GPU, from
 /// `mem`; asserts both memories agree and returns the CPU's.
 fn run(records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
-    let bytes = tpb_emu::isa::stream::to_bytes(records);
-    let program = match Program::from_stream(&bytes, Target::pool(ARCH)) {
-        Ok(p) => p,
-        Err(e) => panic!("case invalid: {e}"),
-    };
-    let mut cpu = mem.clone();
-    run_program(
-        &mut CpuExecutor::default(),
-        &program,
-        &mut cpu,
-        &mut NoTrace,
-    )
-    .expect("cpu runs");
-    if let Some(g) = common::gpu() {
-        let mut gpu = mem.clone();
-        let mut exec = GpuExecutor::new(&g, ARCH).expect("gpu executor");
-        run_program(
-            &mut exec as &mut dyn Executor,
-            &program,
-            &mut gpu,
-            &mut NoTrace,
-        )
-        .expect("gpu runs");
+    let (cpu, gpu) = common::run_cpu_and_gpu(records, mem, ARCH, "case");
+    if let Some(gpu) = gpu {
         assert_eq!(
             common::first_difference(&cpu, &gpu),
             None,

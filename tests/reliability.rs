@@ -87,6 +87,14 @@ fn call_then_copy() -> Program {
     p
 }
 
+/// `tpb-emu run MANIFEST --backend cpu LIMITS.. --out OUT`.
+fn run_on_cpu(manifest: &Path, limits: &[&str], out: &Path) -> Output {
+    let mut args = vec!["run", s(manifest), "--backend", "cpu"];
+    args.extend_from_slice(limits);
+    args.extend(["--out", s(out)]);
+    tpb(&args)
+}
+
 fn y_of(dir: &Path) -> Vec<u8> {
     tpb_emu::npy::read_npy(&dir.join("y.npy")).unwrap().data
 }
@@ -113,16 +121,7 @@ fn item1_a_call_at_the_end_of_the_main_program_ends_with_the_right_output() {
     let files = tpb_emu::frontend::emit::write_program(&p, &d.path().join("src")).unwrap();
     let res = d.path().join("res");
     let t = Instant::now();
-    let o = tpb(&[
-        "run",
-        s(&files[0]),
-        "--backend",
-        "cpu",
-        "--max-records",
-        "1000",
-        "--out",
-        s(&res),
-    ]);
+    let o = run_on_cpu(&files[0], &["--max-records", "1000"], &res);
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(y_of(&res), le32(&[9, 9, 9, 9]));
@@ -146,16 +145,7 @@ fn item2_the_lowered_program_runs_like_its_source() {
     assert!(toml.contains("[exits]\nsp = [256]"), "{toml}");
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     for (m, dir) in [(manifest.clone(), &a), (lowered.join("program.toml"), &b)] {
-        let o = tpb(&[
-            "run",
-            s(&m),
-            "--backend",
-            "cpu",
-            "--max-records",
-            "1000",
-            "--out",
-            s(dir),
-        ]);
+        let o = run_on_cpu(&m, &["--max-records", "1000"], dir);
         assert_eq!(code(&o), 0, "{}: {}", m.display(), err(&o));
         assert!(out(&o).contains("sp 7 (total 7)"), "{}", out(&o));
     }
@@ -292,16 +282,7 @@ fn item4_the_work_budget_stops_a_heavy_loop_within_a_second() {
     let res = d.path().join("res");
     let t = Instant::now();
     // 2^24 elements: 16 DMAs (16 * 2^20) and 16 jumps (1 each) fit; the 17th DMA does not.
-    let o = tpb(&[
-        "run",
-        s(&files[0]),
-        "--backend",
-        "cpu",
-        "--max-work",
-        "16777232",
-        "--out",
-        s(&res),
-    ]);
+    let o = run_on_cpu(&files[0], &["--max-work", "16777232"], &res);
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     assert_eq!(code(&o), 1, "{}", err(&o));
     let e = err(&o);
@@ -416,11 +397,9 @@ fn item5_overwrites_are_refused_with_the_input_intact() {
     assert_eq!(std::fs::read(&text).unwrap(), dis.stdout);
 }
 
-/// Item 5: a failing command leaves its output folder as it was.
-#[test]
-fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
-    let d = tempfile::tempdir().unwrap();
-    // Deadlock: the only record waits for a semaphore nobody raises.
+/// A program that deadlocks: its only record waits for a semaphore nobody
+/// raises.
+fn deadlock() -> Program {
     let mut p = Program::default();
     p.set_stream(
         Engine::Sp,
@@ -431,15 +410,24 @@ fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
         ))],
     )
     .add(Variable::output("y", 1, Dtype::FP32, &[4]));
+    p
+}
+
+/// Item 5: a failing command leaves its output folder as it was.
+#[test]
+fn item5_a_failing_run_leaves_its_output_folder_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    // Deadlock: the only record waits for a semaphore nobody raises.
+    let p = deadlock();
     let files = tpb_emu::frontend::emit::write_program(&p, &d.path().join("p")).unwrap();
     let fresh = d.path().join("fresh").join("deeper");
-    let o = tpb(&["run", s(&files[0]), "--backend", "cpu", "--out", s(&fresh)]);
+    let o = run_on_cpu(&files[0], &[], &fresh);
     assert_eq!(code(&o), 1, "{}", err(&o));
     assert!(!d.path().join("fresh").exists());
     let old = d.path().join("old");
     std::fs::create_dir(&old).unwrap();
     std::fs::write(old.join("y.npy"), b"previous").unwrap();
-    let o = tpb(&["run", s(&files[0]), "--backend", "cpu", "--out", s(&old)]);
+    let o = run_on_cpu(&files[0], &[], &old);
     assert_eq!(code(&o), 1);
     let names: Vec<_> = std::fs::read_dir(&old)
         .unwrap()
@@ -488,29 +476,10 @@ fn item6_one_exit_code_contract() {
     // 0
     assert_eq!(code(&tpb(&["validate", s(&stream)])), 0);
     // 1: a deadlock (execution error).
-    let mut p = Program::default();
-    p.set_stream(
-        Engine::Sp,
-        &[event_semaphore(ev_wait(
-            tpb_emu::isa::WaitMode::SEM_EQ,
-            0,
-            1,
-        ))],
-    )
-    .add(Variable::output("y", 1, Dtype::FP32, &[4]));
+    let p = deadlock();
     let m = tpb_emu::frontend::emit::write_program(&p, &d.path().join("p")).unwrap();
     let run_out = d.path().join("o");
-    assert_eq!(
-        code(&tpb(&[
-            "run",
-            s(&m[0]),
-            "--backend",
-            "cpu",
-            "--out",
-            s(&run_out)
-        ])),
-        1
-    );
+    assert_eq!(code(&run_on_cpu(&m[0], &[], &run_out)), 1);
     // 2: an unknown flag, a malformed flag value, a bad --mode.
     assert_eq!(code(&tpb(&["validate", s(&stream), "--frobnicate"])), 2);
     let pool = |extra: &[&str]| {

@@ -70,6 +70,18 @@ fn ok(r: &Record) {
     ok_on(r, T)
 }
 
+/// `fn $name(f)`: the record of `$base` after `f` edits it (one field
+/// made invalid, the rest valid).
+macro_rules! edited {
+    ($name:ident, $ty:ty, $base:expr) => {
+        fn $name(f: impl FnOnce(&mut $ty)) -> Record {
+            let mut p = $base;
+            f(&mut p);
+            p.encode()
+        }
+    };
+}
+
 fn g() -> Geometry {
     Geometry::default()
 }
@@ -78,33 +90,17 @@ fn iota() -> D4Iota {
     g().iota(Dtype::INT32, 0, 1, 64)
 }
 
-fn iota_with(f: impl FnOnce(&mut D4Iota)) -> Record {
-    let mut p = iota();
-    f(&mut p);
-    p.encode()
-}
+edited!(iota_with, D4Iota, iota());
 
-fn copy_with(f: impl FnOnce(&mut S4d4Tr)) -> Record {
-    let mut p = g().copy(Dtype::FP32);
-    f(&mut p);
-    p.encode()
-}
+edited!(copy_with, S4d4Tr, g().copy(Dtype::FP32));
 
-fn cast_with(f: impl FnOnce(&mut S4d4Tr)) -> Record {
-    let mut p = g().cast(Dtype::FP32, Dtype::BFLOAT16);
-    f(&mut p);
-    p.encode()
-}
+edited!(cast_with, S4d4Tr, g().cast(Dtype::FP32, Dtype::BFLOAT16));
 
 fn add() -> S3s3d3Tt {
     g().arith(AluOp::ADD_INT, Dtype::INT32)
 }
 
-fn tt_with(f: impl FnOnce(&mut S3s3d3Tt)) -> Record {
-    let mut p = add();
-    f(&mut p);
-    p.encode()
-}
+edited!(tt_with, S3s3d3Tt, add());
 
 fn set(mut r: Record, at: usize, v: u8) -> Record {
     r.0[at] = v;
@@ -936,41 +932,25 @@ mod issue2 {
         )
     }
 
-    fn clr_with(f: impl FnOnce(&mut S4d4Cr)) -> Record {
-        let mut p = clr();
-        f(&mut p);
-        p.encode()
-    }
+    edited!(clr_with, S4d4Cr, clr());
 
     fn gsb() -> S3d3SeqBounds {
         g().sequence_bounds(Dtype::INT32, Dtype::INT32)
     }
 
-    fn gsb_with(f: impl FnOnce(&mut S3d3SeqBounds)) -> Record {
-        let mut p = gsb();
-        f(&mut p);
-        p.encode()
-    }
+    edited!(gsb_with, S3d3SeqBounds, gsb());
 
     fn nz() -> S3d3NonzeroWithCount {
         g().nonzero_with_count(Dtype::INT32, 16, -1)
     }
 
-    fn nz_with(f: impl FnOnce(&mut S3d3NonzeroWithCount)) -> Record {
-        let mut p = nz();
-        f(&mut p);
-        p.encode()
-    }
+    edited!(nz_with, S3d3NonzeroWithCount, nz());
 
     fn tta() -> ExtTta {
         g().ext_tta(1, AluOp::ADD, Dtype::FP32)
     }
 
-    fn tta_with(f: impl FnOnce(&mut ExtTta)) -> Record {
-        let mut p = tta();
-        f(&mut p);
-        p.encode()
-    }
+    edited!(tta_with, ExtTta, tta());
 
     #[test]
     fn valid_records_pass() {

@@ -61,6 +61,11 @@ pub fn map_error(e: MapError) -> CliError {
     }
 }
 
+/// A failed write of the report: an execution error, as elsewhere in the CLI.
+fn stdout_error(e: std::io::Error) -> CliError {
+    CliError::Exec(format!("stdout: {e}"))
+}
+
 fn engines(engine: Option<Engine>) -> Vec<Engine> {
     engine.map_or(Engine::ALL.to_vec(), |e| vec![e])
 }
@@ -76,7 +81,6 @@ pub fn validate(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let n = load(path, flags, arch)?;
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     for e in engines(engine) {
         let count = crate::neff::lower::validate_engine(&n, e).map_err(|err| match err {
             crate::neff::lower::EngineInvalid::Trigger(t) => rejected(t),
@@ -88,7 +92,7 @@ pub fn validate(
             n.stream(e).len() / 64,
             n.arch.name()
         )
-        .map_err(io)?;
+        .map_err(stdout_error)?;
     }
     Ok(())
 }
@@ -104,7 +108,6 @@ pub fn disasm(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let n = load(path, flags, arch)?;
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     for e in engines(engine) {
         let s = n.stream(e);
         if engine.is_none() {
@@ -112,10 +115,10 @@ pub fn disasm(
                 continue;
             }
             let m = n.engines[e as usize].bin.as_deref().unwrap_or("-");
-            writeln!(out, "; {e}: {m}").map_err(io)?;
+            writeln!(out, "; {e}: {m}").map_err(stdout_error)?;
         }
         let text = crate::isa::text::disasm_stream(s).expect("checked whole records");
-        out.write_all(text.as_bytes()).map_err(io)?;
+        out.write_all(text.as_bytes()).map_err(stdout_error)?;
     }
     Ok(())
 }
@@ -134,7 +137,6 @@ pub fn lower_cmd(
         path: dir.to_owned(),
         source,
     })?;
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
     let mut next_addr = 0u64;
     let mut first_invalid = None;
     for e in Engine::ALL {
@@ -151,7 +153,7 @@ pub fn lower_cmd(
         })?;
         next_addr = l.place(next_addr);
         super::write_file(&dir.join(format!("{e}.bin")), l.bytes())?;
-        writeln!(out, "{}", super::lower::summary(e, &l)).map_err(io)?;
+        writeln!(out, "{}", super::lower::summary(e, &l)).map_err(stdout_error)?;
         if let Err(inv) = validate_lowered(
             &l,
             Target {
@@ -174,5 +176,5 @@ pub fn lower_cmd(
         dir.display(),
         n.arch.name()
     )
-    .map_err(io)
+    .map_err(stdout_error)
 }

@@ -161,66 +161,54 @@ impl Neff {
     }
 }
 
+/// NEFF-EC-18: the canonical def.json dtype strings. The first
+/// [`DLTYPES`] of them are also §1.8's neff.json dltypes; one table keeps
+/// the readers and the writers (`pack`) in step.
+const DEF_DTYPES: [(&str, Dtype); 15] = [
+    ("uint8", Dtype::UINT8),
+    ("int8", Dtype::INT8),
+    ("uint16", Dtype::UINT16),
+    ("int16", Dtype::INT16),
+    ("uint32", Dtype::UINT32),
+    ("int32", Dtype::INT32),
+    ("uint64", Dtype::UINT64),
+    ("int64", Dtype::INT64),
+    ("float16", Dtype::FP16),
+    ("bfloat16", Dtype::BFLOAT16),
+    ("float32", Dtype::FP32),
+    ("float32r", Dtype::FP32R),
+    ("float8e3", Dtype::FP8_EXP3),
+    ("float8e4", Dtype::FP8_EXP4),
+    ("float8e5", Dtype::FP8_EXP5),
+];
+
+/// How many of [`DEF_DTYPES`] are neff.json dltypes (§1.8's 11 strings).
+const DLTYPES: usize = 11;
+
 /// NEFF-EC-18: a def.json dtype string (§1.10.1's 19) as an emulator dtype.
 pub fn def_dtype(s: &str) -> Option<Dtype> {
-    Some(match s {
-        "uint8" => Dtype::UINT8,
-        "int8" => Dtype::INT8,
-        "uint16" | "float4_e2m1fn_x4" => Dtype::UINT16,
-        "int16" => Dtype::INT16,
-        "uint32" | "float8_e4m3fn_x4" | "float8_e5m2_x4" => Dtype::UINT32,
-        "int32" => Dtype::INT32,
-        "uint64" => Dtype::UINT64,
-        "int64" => Dtype::INT64,
-        "float16" => Dtype::FP16,
-        "bfloat16" => Dtype::BFLOAT16,
-        "float32" => Dtype::FP32,
-        "float32r" => Dtype::FP32R,
-        "float8e3" => Dtype::FP8_EXP3,
-        "float8e4" | "float8_e4m3fn" => Dtype::FP8_EXP4,
-        "float8e5" => Dtype::FP8_EXP5,
-        _ => return None,
-    })
+    // The packed types §1.10.1 names besides the canonical strings.
+    let alias = match s {
+        "float4_e2m1fn_x4" => Some(Dtype::UINT16),
+        "float8_e4m3fn_x4" | "float8_e5m2_x4" => Some(Dtype::UINT32),
+        "float8_e4m3fn" => Some(Dtype::FP8_EXP4),
+        _ => None,
+    };
+    alias.or_else(|| by_name(&DEF_DTYPES, s))
 }
 
 /// NEFF-EC-18: the def.json dtype string `pack` writes for an emulator dtype.
 pub fn def_dtype_name(d: Dtype) -> Option<&'static str> {
-    Some(match d {
-        Dtype::UINT8 => "uint8",
-        Dtype::INT8 => "int8",
-        Dtype::UINT16 => "uint16",
-        Dtype::INT16 => "int16",
-        Dtype::UINT32 => "uint32",
-        Dtype::INT32 => "int32",
-        Dtype::UINT64 => "uint64",
-        Dtype::INT64 => "int64",
-        Dtype::FP16 => "float16",
-        Dtype::BFLOAT16 => "bfloat16",
-        Dtype::FP32 => "float32",
-        Dtype::FP32R => "float32r",
-        Dtype::FP8_EXP3 => "float8e3",
-        Dtype::FP8_EXP4 => "float8e4",
-        Dtype::FP8_EXP5 => "float8e5",
-        _ => return None,
-    })
+    DEF_DTYPES.iter().find(|e| e.1 == d).map(|e| e.0)
 }
 
 /// NEFF-EC-18: a neff.json dltype (§1.8's 11 strings) as an emulator dtype.
 pub fn dltype(s: &str) -> Option<Dtype> {
-    Some(match s {
-        "uint8" => Dtype::UINT8,
-        "int8" => Dtype::INT8,
-        "uint16" => Dtype::UINT16,
-        "int16" => Dtype::INT16,
-        "uint32" => Dtype::UINT32,
-        "int32" => Dtype::INT32,
-        "uint64" => Dtype::UINT64,
-        "int64" => Dtype::INT64,
-        "float16" => Dtype::FP16,
-        "bfloat16" => Dtype::BFLOAT16,
-        "float32" => Dtype::FP32,
-        _ => return None,
-    })
+    by_name(&DEF_DTYPES[..DLTYPES], s)
+}
+
+fn by_name(table: &[(&str, Dtype)], s: &str) -> Option<Dtype> {
+    table.iter().find(|e| e.0 == s).map(|e| e.1)
 }
 
 /// NEFF-EC-18: the neff.json dltype `pack` writes (fp32r → float32, fp8 → uint8).

@@ -269,3 +269,42 @@ pub fn first_difference(a: &DeviceMemory, b: &DeviceMemory) -> Option<(Region, u
     }
     None
 }
+
+/// Runs `records` from copies of `mem` on the CPU reference and, when an
+/// adapter exists, on the GPU; returns both memories. The records must be a
+/// valid Pool stream for `arch` (else a panic that names `what`).
+pub fn run_cpu_and_gpu(
+    records: &[tpb_emu::isa::Record],
+    mem: &DeviceMemory,
+    arch: Arch,
+    what: &str,
+) -> (DeviceMemory, Option<DeviceMemory>) {
+    use tpb_emu::device::gpu::GpuExecutor;
+    use tpb_emu::device::{CpuExecutor, Executor, NoTrace, Program, run_program};
+    let bytes = tpb_emu::isa::stream::to_bytes(records);
+    let program = match Program::from_stream(&bytes, Target::pool(arch)) {
+        Ok(p) => p,
+        Err(e) => panic!("{what} invalid: {e}"),
+    };
+    let mut cpu = mem.clone();
+    run_program(
+        &mut CpuExecutor::default(),
+        &program,
+        &mut cpu,
+        &mut NoTrace,
+    )
+    .expect("cpu runs");
+    let gpu = gpu().map(|g| {
+        let mut gpu = mem.clone();
+        let mut exec = GpuExecutor::new(&g, arch).expect("gpu executor");
+        run_program(
+            &mut exec as &mut dyn Executor,
+            &program,
+            &mut gpu,
+            &mut NoTrace,
+        )
+        .expect("gpu runs");
+        gpu
+    });
+    (cpu, gpu)
+}

@@ -253,30 +253,41 @@ struct Fields {
     seen: Vec<String>,
 }
 
+/// Splits a `key=value` token, checking the key is one of `keys` and not
+/// yet `seen`: the errors every keyed form reports alike.
+fn key_value<'a>(
+    op: Opcode,
+    t: Tok<'a>,
+    keys: &[&str],
+    seen: impl Fn(&str) -> bool,
+) -> PResult<(&'a str, Tok<'a>)> {
+    let Some(eq) = t.text.find('=') else {
+        return err(t.at, format!("expected key=value, found {}", shown(t.text)));
+    };
+    let key = &t.text[..eq];
+    if !keys.contains(&key) {
+        return err(
+            t.at,
+            format!(
+                "unknown key {} for {op} (expected {})",
+                shown(key),
+                keys.join(", ")
+            ),
+        );
+    }
+    if seen(key) {
+        return err(t.at, format!("duplicate key {key}"));
+    }
+    Ok((key, t.from(eq + 1)))
+}
+
 /// Reads `key=value` tokens left to right, so the first error on the line is
 /// the one reported. Only `keys` are allowed, each at most once.
 fn parse_fields(op: Opcode, toks: &[Tok], keys: &[&str]) -> PResult<Fields> {
     let mut f = Fields::default();
     for &t in toks {
-        let Some(eq) = t.text.find('=') else {
-            return err(t.at, format!("expected key=value, found {}", shown(t.text)));
-        };
-        let key = &t.text[..eq];
-        if !keys.contains(&key) {
-            return err(
-                t.at,
-                format!(
-                    "unknown key {} for {op} (expected {})",
-                    shown(key),
-                    keys.join(", ")
-                ),
-            );
-        }
-        if f.seen.iter().any(|k| k == key) {
-            return err(t.at, format!("duplicate key {key}"));
-        }
+        let (key, v) = key_value(op, t, keys, |k| f.seen.iter().any(|s| s == k))?;
         f.seen.push(key.to_string());
-        let v = t.from(eq + 1);
         let dtype = |v| parse_named(v, "a dtype name", |s| Dtype::from_name(s).map(|x| x.0));
         match key {
             "func" => {
@@ -338,25 +349,8 @@ fn parse_layout(op: Opcode, head: Tok, toks: &[Tok], fields: &[FieldDef]) -> PRe
         .collect();
     let mut seen: Vec<&str> = Vec::new();
     for &t in toks {
-        let Some(eq) = t.text.find('=') else {
-            return err(t.at, format!("expected key=value, found {}", shown(t.text)));
-        };
-        let key = &t.text[..eq];
-        if !keys.contains(&key) {
-            return err(
-                t.at,
-                format!(
-                    "unknown key {} for {op} (expected {})",
-                    shown(key),
-                    keys.join(", ")
-                ),
-            );
-        }
-        if seen.contains(&key) {
-            return err(t.at, format!("duplicate key {key}"));
-        }
+        let (key, v) = key_value(op, t, &keys, |k| seen.contains(&k))?;
         seen.push(key);
-        let v = t.from(eq + 1);
         match fields.iter().find(|f| f.role.key() == Some(key)) {
             Some(f) => put_field(&mut r, f, v)?,
             None => event_key(key, v, &mut events, &mut debug)?,

@@ -475,28 +475,14 @@ impl fmt::Display for Fail {
                 "out_dtype byte 33 = {out_dtype}; MAX_POOL_SELECT writes uint8, uint16 or uint32"
             ),
             Fail::Tensor4dValid { operand, why } => {
-                let o = operand.name();
+                write!(f, "{} ", operand.name())?;
                 match why {
-                    TensorFault::Region { addr } => {
-                        write!(f, "{o} address 0x{addr:08X} is in neither SBUF nor PSUM")
-                    }
-                    TensorFault::RegisterMode { addr } => write!(
-                        f,
-                        "{o} register-mode address 0x{addr:08X}: id must be < 64 and bits 8..30 zero"
-                    ),
-                    TensorFault::Alignment { addr, align } => {
-                        write!(f, "{o} address 0x{addr:08X} is not {align}-byte aligned")
-                    }
-                    TensorFault::PsumWriteDtype { dtype } => {
-                        write!(
-                            f,
-                            "{o} writes PSUM with {dtype}; PSUM writes need a 4-byte dtype"
-                        )
-                    }
+                    // The Pool records' own wording; the kernels' is in
+                    // `write_tensor_fault`.
                     TensorFault::PsumNotAllowed { addr } => {
-                        write!(f, "{o} address 0x{addr:08X} is in PSUM; SBUF only")
+                        write!(f, "address 0x{addr:08X} is in PSUM; SBUF only")
                     }
-                    TensorFault::ZeroNum { dim } => write!(f, "{o} num_elem[{dim}] = 0"),
+                    _ => write_tensor_fault(f, why),
                 }
             }
             Fail::S4d4PoolScaleValid { pool_func, bits } => {

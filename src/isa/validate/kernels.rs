@@ -63,12 +63,17 @@ struct Opnd {
 
 impl Opnd {
     fn four(field: FieldRef, t: Tensor4d, dtype: Dtype, write: bool) -> Opnd {
+        Opnd::of_dims(4, field, t, dtype, write)
+    }
+
+    /// A `dims`-dimensional operand (widened to 4d), SBUF or PSUM.
+    fn of_dims(dims: usize, field: FieldRef, t: Tensor4d, dtype: Dtype, write: bool) -> Opnd {
         Opnd {
             field,
             t,
             dtype,
             write,
-            dims: 4,
+            dims,
             psum_ok: true,
         }
     }
@@ -174,6 +179,27 @@ fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
     }
     if let Some(dim) = (0..o.dims).find(|&d| o.t.num[d] == 0) {
         return bad(TensorFault::ZeroNum { dim: dim as u8 });
+    }
+    Ok(())
+}
+
+/// The why of a failure that concerns the (input, output) dtype pair.
+fn in_out(in_dtype: Dtype, out_dtype: Dtype) -> Why {
+    Why::InOut {
+        in_dtype,
+        out_dtype,
+    }
+}
+
+/// EC-7 on every operand, then `tensor*_valid` on every operand: the
+/// vendor checks all start partitions before any tensor, so a record bad in
+/// both reports the start partition.
+fn starts_then_tensors(ops: &[Opnd], channels: u8) -> Result<(), Fail> {
+    for o in ops {
+        start_addr(o, channels)?;
+    }
+    for o in ops {
+        tensor_valid(o)?;
     }
     Ok(())
 }
@@ -370,10 +396,7 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     channel_range(f(off::NUM_ACTIVE_CHANNELS), ch)?;
     let src = Opnd::four(f(off::SRC), p.src, p.in_dtype, false);
     let dst = Opnd::four(f(off::DST), p.dst, p.out_dtype, true);
-    start_addr(&src, ch)?;
-    start_addr(&dst, ch)?;
-    tensor_valid(&src)?;
-    tensor_valid(&dst)?;
+    starts_then_tensors(&[src, dst], ch)?;
     let src_count = (src.field, p.src.elements());
     let dst_count = (dst.field, p.dst.elements());
     same_count(Pred::S4d4TrSameSrcDstCount, src_count, dst_count)?;
@@ -388,10 +411,7 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
         return Err(fail(
             Pred::S4d4TrSameSrcDstType,
             f(off::OUT_DTYPE),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     if p.negated != 0 {
@@ -531,24 +551,14 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     }
     let ch = p.num_active_channels;
     channel_range(f(off::NUM_ACTIVE_CHANNELS), ch)?;
-    let three = |field, t: &crate::isa::tensor::Tensor3d, dtype, write| Opnd {
-        field,
-        t: t.to_4d(),
-        dtype,
-        write,
-        dims: 3,
-        psum_ok: true,
+    let three = |field, t: &crate::isa::tensor::Tensor3d, dtype, write| {
+        Opnd::of_dims(3, field, t.to_4d(), dtype, write)
     };
     let src0 = three(f(off::SRC0), &p.src0, s0, false);
     let src1 = three(f(off::SRC1), &p.src1, s1, false);
     let dst = three(f(off::DST), &p.dst, out, true);
     let ops = [src0, src1, dst];
-    for o in &ops {
-        start_addr(o, ch)?;
-    }
-    for o in &ops {
-        tensor_valid(o)?;
-    }
+    starts_then_tensors(&ops, ch)?;
     let c0 = (src0.field, p.src0.elements());
     let c1 = (src1.field, p.src1.elements());
     let cd = (dst.field, p.dst.elements());
@@ -634,14 +644,7 @@ fn reserved(pred: Pred, field: FieldRef, at: usize, bytes: &[u8]) -> Result<(), 
 
 /// A TENSOR3D operand, SBUF only (EC-41).
 fn sbuf3(field: FieldRef, t: &crate::isa::tensor::Tensor3d, dtype: Dtype, write: bool) -> Opnd {
-    Opnd {
-        field,
-        t: t.to_4d(),
-        dtype,
-        write,
-        dims: 3,
-        psum_ok: false,
-    }
+    Opnd::of_dims(3, field, t.to_4d(), dtype, write).sbuf_only()
 }
 
 /// The partitions of `lanes` lanes from the operand's start partition.
@@ -764,10 +767,7 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
             return Err(fail(
                 Pred::EmuDtypeSupported,
                 f(off::OUT_DTYPE),
-                Why::InOut {
-                    in_dtype: p.in_dtype,
-                    out_dtype: p.out_dtype,
-                },
+                in_out(p.in_dtype, p.out_dtype),
             ));
         }
     }
@@ -814,18 +814,12 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
         return Err(fail(
             Pred::HasValidSeqBoundsDtype,
             f(at),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
     let dst = sbuf3(f(off::DST), &p.dst, p.out_dtype, true);
-    start_addr(&src, ch)?;
-    start_addr(&dst, ch)?;
-    tensor_valid(&src)?;
-    tensor_valid(&dst)?;
+    starts_then_tensors(&[src, dst], ch)?;
     let (n, m) = (p.src.elements(), p.dst.elements());
     let pred = Pred::S3d3SeqBoundsElementCountCheckT3d;
     if m != 2 * n {
@@ -881,18 +875,12 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
         return Err(fail(
             Pred::HasValidNonzeroWithCountDtype,
             f(at),
-            Why::InOut {
-                in_dtype: p.in_dtype,
-                out_dtype: p.out_dtype,
-            },
+            in_out(p.in_dtype, p.out_dtype),
         ));
     }
     let src = sbuf3(f(off::SRC), &p.src, p.in_dtype, false);
     let dst = sbuf3(f(off::DST), &p.dst, p.out_dtype, true);
-    start_addr(&src, ch)?;
-    start_addr(&dst, ch)?;
-    tensor_valid(&src)?;
-    tensor_valid(&dst)?;
+    starts_then_tensors(&[src, dst], ch)?;
     let (n, m) = (p.src.elements(), p.dst.elements());
     if m != n + 1 {
         return Err(fail(
@@ -1006,24 +994,14 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
     dtype_valid(TTA_SRC1_DTYPE, s1, false, false)?;
     // EC-55's lanes: 16 per active port, 128 for 0 ports.
     let lanes = completion::lanes(p.completion_info) as u8;
-    let two = |field, t: &crate::isa::tensor::Tensor2d, dtype, write| Opnd {
-        field,
-        t: t.to_4d(),
-        dtype,
-        write,
-        dims: 2,
-        psum_ok: false,
+    let two = |field, t: &crate::isa::tensor::Tensor2d, dtype, write| {
+        Opnd::of_dims(2, field, t.to_4d(), dtype, write).sbuf_only()
     };
     let src0 = two(f(off::SRC0), &p.src0, s0, false);
     let src1 = two(f(off::SRC1), &p.src1, s1, false);
     let dst = two(f(off::DST), &p.dst, out, true);
     let ops = [src0, src1, dst];
-    for o in &ops {
-        start_addr(o, lanes)?;
-    }
-    for o in &ops {
-        tensor_valid(o)?;
-    }
+    starts_then_tensors(&ops, lanes)?;
     let c0 = (src0.field, p.src0.elements());
     let c1 = (src1.field, p.src1.elements());
     let cd = (dst.field, p.dst.elements());
