@@ -17,7 +17,7 @@ if ! dev-bin/tpb-emu info | grep -q -i nvidia; then
 fi
 dev-bin/tpb-emu info | tee "$out/info.txt"
 echo "== differential tests"
-dev-bin/backends --test-threads 1 2>&1 | tee "$out/tests.txt" | grep -E "^test |test result"
+dev-bin/device --test-threads 1 2>&1 | tee "$out/tests.txt" | grep -E "^test |test result"
 echo "== demo"
 dev-bin/tpb-emu demo --backend gpu --out "$out/demo" 2>&1 | tail -8
 echo "== bench (gpu)"

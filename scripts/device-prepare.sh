@@ -6,15 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin tpb-emu
-test_bin=$(cargo test --release --test backends --no-run --message-format=json 2>/dev/null |
+test_bin=$(cargo test --release --test device --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "backends" and m.get("executable"):
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "device" and m.get("executable"):
         print(m["executable"])')
 mkdir -p dev-bin
 strip -o dev-bin/tpb-emu target/release/tpb-emu
-strip -o dev-bin/backends "$test_bin"
+strip -o dev-bin/device "$test_bin"
 if ! ls .gl/*.deb >/dev/null 2>&1; then
     mkdir -p .gl /tmp/amd64/partial
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

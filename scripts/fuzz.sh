@@ -16,7 +16,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(record asm manifest npy lower)
+    targets=(record asm manifest npy lower neff)
 fi
 # One folder of seeds per target, from what the tests and examples already hold.
 seed() {
@@ -32,6 +32,10 @@ seed() {
             ;;
         manifest) cp -f examples/program/program.toml "$d"/ ;;
         npy) cp -f examples/program/x.npy tests/fixtures/pool2d/*.npy "$d"/ ;;
+        neff)
+            rm -f "$d/example.neff"
+            cargo run -q --release -- pack examples/program/program.toml -o "$d/example.neff" || true
+            ;;
     esac
 }
 status=0

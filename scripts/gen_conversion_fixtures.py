@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/fixtures/conversions/*.txt: element conversion vectors for
 SPEC §6 (EC-13, EC-19, EC-20), computed with numpy and ml_dtypes, independently
-of the Rust code they test (tests/cpu_convert.rs).
+of the Rust code they test (tests/device/cpu_convert.rs).
 
 Run once and commit the output; rerun only when the vectors should change:
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/fixtures/pool2d/: pooling answers from an implementation
 nobody on this project wrote (onnx's ReferenceEvaluator), for
-tests/frontend_fixtures.rs.
+tests/programs/frontend_fixtures.rs.
 
 Run once, review, commit the output with this script:
 

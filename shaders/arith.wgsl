@@ -3,7 +3,7 @@
 // flush-to-zero before rounding, reassociation) can change a bit, so every
 // backend (Vulkan, Metal, DX12, GL) gives the CPU reference's bits. Inputs
 // are zero, normal, inf or NaN (already flushed: no subnormals). Branch-free:
-// SIMD drivers (llvmpipe) run every branch. `tests/shader_arith.rs` checks a
+// SIMD drivers (llvmpipe) run every branch. `tests/isa/shader_arith.rs` checks a
 // line-for-line transcription of both against the host's IEEE arithmetic.
 
 // flush(a + b) (EC-12's running sum, EC-19; EC-51's ADD, and SUBTRACT with

@@ -311,7 +311,7 @@ pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
     (gx, gy)
 }
 
-/// The pipelines the portability test (tests/shader_portability.rs)
+/// The pipelines the portability test (tests/isa/shader_portability.rs)
 /// translates for every backend, family by family from each family's own
 /// list: every Pool variant, the copy kernel, and the elementwise families'
 /// covering set ([`super::elementwise::variants`]). [`is_listed`] says
@@ -325,7 +325,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
 }
 
 /// Whether the families' lists hold `key` (every key an encoder produces
-/// must be listed: tests/backends.rs checks it on random records).
+/// must be listed: tests/device/backends.rs checks it on random records).
 pub fn is_listed(key: &PipelineKey) -> bool {
     match key.shader {
         Shader::Pool | Shader::Copy => every_pipeline().contains(key),

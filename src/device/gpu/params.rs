@@ -237,7 +237,7 @@ pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
 /// DXC may mark adds fast), so every hardware GPU uses them. A software
 /// rasterizer (llvmpipe) compiles SPIR-V and GLSL adds as IEEE adds and pays
 /// about 2.5x for the integer add (lavapipe: AVG 2x2 fp32 0.48 GB/s beside MAX's
-/// 1.20 under load), so it keeps its own adds; `tests/backends.rs` runs the
+/// 1.20 under load), so it keeps its own adds; `tests/device/backends.rs` runs the
 /// integer adds on it too, bit for bit against the CPU.
 pub fn add_by_bits(device_type: wgpu::DeviceType) -> bool {
     !matches!(device_type, wgpu::DeviceType::Cpu)

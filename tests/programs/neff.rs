@@ -4,8 +4,7 @@
 
 #![allow(dead_code)]
 
-mod neff_fixture;
-
+use crate::neff_fixture;
 use neff_fixture::*;
 use std::collections::HashMap;
 use tpb_emu::isa::enums::Engine;

@@ -1,7 +1,7 @@
 //! The reliability issue: no hang, no runaway memory, no lost data, one
 //! exit-code contract. Each test names the item of the issue it checks.
 
-mod common;
+use crate::common;
 use common::{tpb, tpb_env};
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,8 +2,7 @@
 //! GPU's memory must equal the CPU's bit for bit (every byte of SBUF and
 //! PSUM), and hand-derived outputs must come out of both.
 
-mod common;
-
+use crate::common;
 use common::*;
 use tpb_emu::device::gpu::{GpuExecutor, GpuMemory, Kernels, batch};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor};

@@ -2,7 +2,7 @@
 //! a message naming the key; invalid programs are exit 3 naming the engine;
 //! run-time failures (deadlock, bad branch, record budget) are exit 1. Never a panic.
 
-mod common;
+use crate::common;
 use common::tpb;
 
 use npyz::WriterBuilder;

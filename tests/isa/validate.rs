@@ -279,7 +279,7 @@ fn emu_opcode_supported() {
     assert_eq!(verdict(&control(Opcode::EXTENDED_INST)), "ok");
     // IOTA, COPY, CAST and the tensor-tensor pair are modelled now: their
     // all-zero operand bytes fail a hardware predicate first (the INVALID
-    // dtype; tests/validate_kernels.rs covers each predicate).
+    // dtype; tests/isa/validate_kernels.rs covers each predicate).
     for op in [
         Opcode::IOTA,
         Opcode::COPY,

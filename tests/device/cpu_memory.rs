@@ -3,8 +3,7 @@
 //! pattern first). Footprints are computed here, from the TENSOR4D fields,
 //! independently of the executor and the validator.
 
-mod common;
-
+use crate::common;
 use common::{IN_DTYPES as IN, OUT_DTYPES as OUT};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, NoTrace, Program, Validated, run_program};
 use tpb_emu::isa::stream::to_bytes;

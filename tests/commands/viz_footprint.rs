@@ -1,7 +1,7 @@
 //! `tpb-emu viz --footprint`: the bytes a record reads and writes, checked
 //! by colour at known bytes of the seed example, and the error contract.
 
-mod common;
+use crate::common;
 use common::tpb;
 
 use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_pool};

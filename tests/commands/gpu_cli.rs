@@ -1,7 +1,7 @@
 //! The backend flag end to end: `exec --backend gpu` dumps the same bytes as
 //! `--backend cpu`; no adapter is exit 5; `info` and `bench pool` report.
 
-mod common;
+use crate::common;
 use common::tpb_env;
 
 use npyz::WriterBuilder;

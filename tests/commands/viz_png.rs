@@ -3,9 +3,7 @@
 
 use tpb_emu::viz::{self, Cmap, Normalize, Options, Planes};
 
-#[path = "common/mod.rs"]
-mod common;
-
+use crate::common;
 fn write_and_decode(img: &image::RgbImage) -> image::RgbImage {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("t.png");

@@ -4,7 +4,7 @@
 //! here from the input array, on the CPU and on the GPU backend; the shipped
 //! example program is checked the same way through `tpb-emu run`.
 
-mod common;
+use crate::common;
 use common::tpb;
 
 use std::path::{Path, PathBuf};

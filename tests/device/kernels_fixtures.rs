@@ -5,8 +5,7 @@
 //! exists, the GPU. Each file becomes one record on its own partition; all
 //! records of a directory run as one program.
 
-mod common;
-
+use crate::common;
 use std::path::{Path, PathBuf};
 use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype};

@@ -1,7 +1,7 @@
 //! The binary's contract: outputs, messages and exit codes of validate,
 //! disasm, asm and demo. No input may end in a panic (exit 101).
 
-mod common;
+use crate::common;
 use common::tpb;
 use std::process::Output;
 

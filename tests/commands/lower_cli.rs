@@ -1,7 +1,7 @@
 //! `tpb-emu lower`, `tpb-emu validate --lower` and `tpb-emu run` on a
 //! program with pseudo-instructions: outputs, messages and exit codes.
 
-mod common;
+use crate::common;
 use common::tpb;
 
 use std::path::Path;

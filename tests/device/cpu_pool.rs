@@ -6,8 +6,7 @@
 //! Every run goes through both CPU paths from the same memory and asserts the
 //! two agree byte for byte before the result is checked.
 
-mod common;
-
+use crate::common;
 use common::{IN_DTYPES as IN_TYPES, OUT_DTYPES as OUT_TYPES};
 use tpb_emu::device::cpu::pool;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, NoTrace, Program, Validated, run_program};

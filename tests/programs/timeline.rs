@@ -3,7 +3,7 @@
 //! shows the example program's waits and the flows that release them, is
 //! deterministic, and leaves the scheduler's order unchanged.
 
-mod common;
+use crate::common;
 use common::tpb;
 use serde_json::Value;
 use std::collections::HashMap;

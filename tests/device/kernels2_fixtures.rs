@@ -4,8 +4,7 @@
 //! exists, the GPU. Every file is one record; all records run as one
 //! program, each in its own slot of partitions 0..LANES.
 
-mod common;
-
+use crate::common;
 use std::path::{Path, PathBuf};
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};

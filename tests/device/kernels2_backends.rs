@@ -4,8 +4,7 @@
 //! Pool records, all in the same small window so later records read what
 //! earlier ones wrote, compared over every byte of SBUF and PSUM.
 
-mod common;
-
+use crate::common;
 use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};

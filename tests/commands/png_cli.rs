@@ -1,7 +1,7 @@
 //! `--png DIR` on `tpb-emu run` and `tpb-emu exec`: the pictures exist and
 //! are not blank.
 
-mod common;
+use crate::common;
 use common::tpb;
 
 use npyz::WriterBuilder;

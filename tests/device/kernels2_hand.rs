@@ -4,8 +4,7 @@
 //! exists, the GPU (bit-identical). Every expected value is worked out by
 //! hand from SPEC-KERNELS §5, §6, §8, §9 and EC-54 … EC-57, EC-59.
 
-mod common;
-
+use crate::common;
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{
     CpuExecutor, DeviceMemory, Executor, NoTrace, Program, Validated, dispatch, run_program,

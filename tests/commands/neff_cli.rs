@@ -4,9 +4,8 @@
 //! gives the outputs of the source program (the example manifest and a
 //! `pool2d` program).
 
-mod common;
-mod neff_fixture;
-
+use crate::common;
+use crate::neff_fixture;
 use common::tpb;
 use neff_fixture::*;
 use std::path::Path;

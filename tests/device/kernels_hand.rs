@@ -3,8 +3,7 @@
 //! and, when an adapter exists, on the GPU. Every expected value below is
 //! worked out by hand from SPEC §6 and SPEC-KERNELS EC-44 … EC-52.
 
-mod common;
-
+use crate::common;
 use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype};
 use tpb_emu::isa::record::Record;

@@ -3,7 +3,7 @@
 //! or update modes / not a Pool record, 4 bad ADDR, SHAPE, .npy, or an access
 //! outside active memory; never 101).
 
-mod common;
+use crate::common;
 use common::tpb;
 use std::process::Output;
 
@@ -80,7 +80,7 @@ fn f32s(raw: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-/// The seed's 4×4 maps for four lanes, as in tests/cpu_pool.rs.
+/// The seed's 4×4 maps for four lanes, as in tests/device/cpu_pool.rs.
 fn seed_data() -> Vec<f32> {
     let mut v: Vec<f32> = (1..=16).map(|x| x as f32).collect();
     v.extend((1..=16).rev().map(|x| x as f32));

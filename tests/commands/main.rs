@@ -1,0 +1,21 @@
+//! The `tpb-emu` binary: outputs, messages, exit codes and files of every subcommand.
+//!
+//! One test binary per group (fewer binaries to link); each module is one
+//! former test file.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../neff_fixture/mod.rs"]
+mod neff_fixture;
+
+mod cli;
+mod cpu_cli;
+mod frontend_cli;
+mod gpu_cli;
+mod lower_cli;
+mod neff_cli;
+mod perf_bench_program;
+mod png_cli;
+mod reliability;
+mod viz_footprint;
+mod viz_png;

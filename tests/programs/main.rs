@@ -1,0 +1,23 @@
+//! Whole programs through the library: manifests, DMA, the scheduler, lowering, NEFF files, the front end and timelines.
+//!
+//! One test binary per group (fewer binaries to link); each module is one
+//! former test file.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../neff_fixture/mod.rs"]
+mod neff_fixture;
+
+mod frontend_api;
+mod frontend_fixtures;
+mod lower_props;
+mod lower_run;
+mod neff;
+mod perf_owned;
+mod run_control;
+mod run_dma;
+mod run_manifest;
+mod run_pipeline;
+mod run_props;
+mod run_sync;
+mod timeline;
