@@ -4,6 +4,19 @@
 
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
+use crate::isa::tensor::Region;
+use std::ops::Range;
+
+/// Bytes of one region of device memory that the host is about to read or
+/// write: indices into [`DeviceMemory::region_bytes`] (partition `p` is
+/// `[p · active_bytes, (p + 1) · active_bytes)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRange {
+    /// SBUF or PSUM.
+    pub region: Region,
+    /// Byte indices into the region.
+    pub bytes: Range<usize>,
+}
 
 /// A backend failure (the CPU executor has none; GPU backends report theirs here).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,6 +50,25 @@ pub trait Executor {
     /// Called once at the end of a run, and before the host reads or writes
     /// device memory.
     fn finish(&mut self, _mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// Makes `mem` hold every op's result in `ranges`, which the host is
+    /// about to read or write (a DMA); bytes outside them may stay stale
+    /// until [`Executor::finish`]. The default finishes everything.
+    fn host_access(
+        &mut self,
+        mem: &mut DeviceMemory,
+        _ranges: &[HostRange],
+    ) -> Result<(), BackendError> {
+        self.finish(mem)
+    }
+    /// The host wrote `ranges` of `mem` after [`Executor::host_access`] on
+    /// them; a backend that keeps its own copy of memory takes them in.
+    fn host_wrote(
+        &mut self,
+        _mem: &DeviceMemory,
+        _ranges: &[HostRange],
+    ) -> Result<(), BackendError> {
         Ok(())
     }
 }

@@ -11,8 +11,8 @@
 //! next one was read.
 
 use super::stage::Dram;
-use crate::device::DeviceMemory;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
+use crate::device::{DeviceMemory, HostRange};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
 use crate::isa::validate::Operand;
@@ -113,6 +113,47 @@ impl WalkPlan {
             let row = self.start + j as i64 * self.step[1];
             (0..self.num[0]).map(move |i| self.index(row + i as i64 * self.step[0]))
         })
+    }
+
+    /// On chip: for each partition the walk touches, the range of its bytes
+    /// from the first touched to the last (a row that stays in one partition
+    /// costs one step, one that crosses partitions one per element). In
+    /// DRAM: nothing.
+    fn host_ranges(&self, out: &mut Vec<HostRange>) {
+        let Space::OnChip(region) = self.space else {
+            return;
+        };
+        if self.elements() == 0 {
+            return;
+        }
+        let part = |addr: i128| (addr - self.base as i128) >> self.shift;
+        let mut spans = [(usize::MAX, 0usize); PARTITIONS as usize];
+        let mut add = |lo: usize, hi: usize| {
+            let p = lo / self.active as usize;
+            spans[p] = (spans[p].0.min(lo), spans[p].1.max(hi));
+        };
+        let mut row = self.start;
+        for _ in 0..self.num[1] {
+            let (lo, hi) = self.row_span(row as i128);
+            if part(lo) == part(hi - 1) {
+                add(self.index(lo as i64), self.index(hi as i64 - 1) + 1);
+            } else {
+                for i in 0..self.num[0] as i64 {
+                    let at = self.index(row + i * self.step[0]);
+                    add(at, at + self.elem);
+                }
+            }
+            row += self.step[1];
+        }
+        out.extend(
+            spans
+                .into_iter()
+                .filter(|&(lo, hi)| lo < hi)
+                .map(|(lo, hi)| HostRange {
+                    region,
+                    bytes: lo..hi,
+                }),
+        );
     }
 
     /// When every row is `num[0]` adjacent elements in the buffer (step[0] is
@@ -535,6 +576,21 @@ impl DmaPlan {
     /// Elements moved.
     pub(crate) fn elements(&self) -> u64 {
         self.src.elements()
+    }
+
+    /// The on-chip bytes the DMA reads or writes (see [`WalkPlan::host_ranges`]).
+    pub(crate) fn touched_ranges(&self) -> Vec<HostRange> {
+        let mut v = Vec::new();
+        self.src.host_ranges(&mut v);
+        self.dst.host_ranges(&mut v);
+        v
+    }
+
+    /// The on-chip bytes the DMA writes.
+    pub(crate) fn written_ranges(&self) -> Vec<HostRange> {
+        let mut v = Vec::new();
+        self.dst.host_ranges(&mut v);
+        v
     }
 
     /// True when either walk is in SBUF or PSUM (the host copy must be current).

@@ -713,10 +713,17 @@ impl Machine {
             }
             Op::Dma(plan) => {
                 if plan.touches_on_chip() {
-                    // Deferred Pool work must land before the host reads or writes SBUF/PSUM.
-                    exec.finish(&mut self.mem)?;
+                    // Deferred datapath work must land in the bytes the host
+                    // reads or writes, and what it writes must reach the backend.
+                    exec.host_access(&mut self.mem, &plan.touched_ranges())?;
+                    dma::execute(plan, &mut self.mem, &mut self.dram);
+                    let written = plan.written_ranges();
+                    if !written.is_empty() {
+                        exec.host_wrote(&self.mem, &written)?;
+                    }
+                } else {
+                    dma::execute(plan, &mut self.mem, &mut self.dram);
                 }
-                dma::execute(plan, &mut self.mem, &mut self.dram);
                 let s = &mut self.sems[plan.sem as usize];
                 *s = s.wrapping_add(plan.inc as i32);
             }

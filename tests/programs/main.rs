@@ -14,6 +14,7 @@ mod lower_props;
 mod lower_run;
 mod neff;
 mod perf_owned;
+mod run_coherence;
 mod run_control;
 mod run_dma;
 mod run_manifest;

@@ -54,7 +54,9 @@ fn random_walk(
     walk(addr, step, n, es)
 }
 
-fn random_dma(rng: &mut fastrand::Rng, sizes: &[u64]) -> Record {
+/// A random DMA between the variables of `sizes` (ids 1..), raw DRAM,
+/// SBUF and PSUM; it may not stage (a footprint out of bounds).
+pub(crate) fn random_dma(rng: &mut fastrand::Rng, sizes: &[u64]) -> Record {
     let (din, dout) = if rng.bool() {
         let d = DTYPES[rng.usize(..DTYPES.len())];
         (d, d)

@@ -1,9 +1,11 @@
 //! The GPU backend behind [`crate::device::Executor`].
 //!
-//! Ops are encoded as they are dispatched and run at [`Executor::finish`]:
-//! memory goes up once, every op runs in one submission (in order), memory
-//! comes back once. Nothing touches the host memory before then, so a run
-//! that fails part-way leaves it as it was.
+//! Ops are encoded as they are dispatched and run in batches (in order, one
+//! submission each) when the host must see memory. The first batch after
+//! [`Executor::finish`] uploads all of memory; from then on the GPU holds it:
+//! a DMA ([`Executor::host_access`]) reads back only its footprint, and the
+//! bytes it writes go up alone ([`Executor::host_wrote`]); `finish` brings
+//! all of memory back once.
 
 use super::batch::{self, Dispatch, EncodeCx};
 use super::context::{DeviceError, Gpu};
@@ -12,7 +14,7 @@ use super::memory::GpuMemory;
 use super::params::{add_by_bits, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
-use crate::device::{BackendError, Executor};
+use crate::device::{BackendError, Executor, HostRange};
 use crate::limits::Arch;
 use std::time::Duration;
 
@@ -23,6 +25,10 @@ pub struct GpuExecutor<'g> {
     cx: EncodeCx,
     queued: Vec<Dispatch>,
     gpu_time: Option<Duration>,
+    /// The GPU's memory is newer than the host's (a batch ran since the
+    /// last `finish`); else the host's is the truth, uploaded whole before
+    /// the next batch.
+    gpu_holds: bool,
 }
 
 /// The one place that maps a device op to its kernel family's encoder.
@@ -47,6 +53,7 @@ impl<'g> GpuExecutor<'g> {
             cx: EncodeCx::of(gpu, arch),
             queued: Vec::new(),
             gpu_time: None,
+            gpu_holds: false,
         })
     }
 
@@ -63,7 +70,22 @@ impl<'g> GpuExecutor<'g> {
         self.cx.add_by_bits = on;
     }
 
-    /// GPU time of the last [`Executor::finish`], when timestamps are available.
+    /// Runs the queued ops on the GPU's memory (uploading the host's first
+    /// when the host holds the truth).
+    fn run_queued(&mut self, mem: &DeviceMemory) -> Result<(), DeviceError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let queued = std::mem::take(&mut self.queued);
+        if !self.gpu_holds {
+            self.memory.upload(mem)?;
+            self.gpu_holds = true;
+        }
+        self.gpu_time = batch::run(&self.kernels, &self.memory, &queued)?;
+        Ok(())
+    }
+
+    /// GPU time of the last batch, when timestamps are available.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.gpu_time
     }
@@ -99,12 +121,32 @@ impl Executor for GpuExecutor<'_> {
     }
 
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        if self.queued.is_empty() {
-            return Ok(());
+        self.run_queued(mem).map_err(backend)?;
+        if self.gpu_holds {
+            self.memory.download(mem).map_err(backend)?;
+            self.gpu_holds = false;
         }
-        let queued = std::mem::take(&mut self.queued);
-        self.memory.upload(mem).map_err(backend)?;
-        self.gpu_time = batch::run(&self.kernels, &self.memory, &queued).map_err(backend)?;
-        self.memory.download(mem).map_err(backend)
+        Ok(())
+    }
+
+    fn host_access(
+        &mut self,
+        mem: &mut DeviceMemory,
+        ranges: &[HostRange],
+    ) -> Result<(), BackendError> {
+        self.run_queued(mem).map_err(backend)?;
+        if self.gpu_holds {
+            // Written ranges come back too: a footprint's gaps go up again
+            // with the bytes the host writes.
+            self.memory.download_ranges(mem, ranges).map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    fn host_wrote(&mut self, mem: &DeviceMemory, ranges: &[HostRange]) -> Result<(), BackendError> {
+        if self.gpu_holds {
+            self.memory.upload_ranges(mem, ranges).map_err(backend)?;
+        }
+        Ok(())
     }
 }

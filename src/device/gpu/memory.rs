@@ -1,8 +1,10 @@
 //! Device memory on a GPU: SBUF then PSUM of one generation in one storage
-//! buffer, uploaded and read back only at the edges of a run. Kernels borrow
+//! buffer, uploaded and read back whole at the edges of a run and in ranges
+//! where the host must see it (a DMA's footprint). Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
 use super::context::{DeviceError, Gpu};
+use crate::device::exec::HostRange;
 use crate::device::memory::DeviceMemory;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
@@ -88,6 +90,62 @@ impl<'g> GpuMemory<'g> {
         Ok(())
     }
 
+    /// Copies `ranges` of `mem` to the GPU (widened to whole 4-byte words,
+    /// wgpu's copy alignment: partitions are whole words, so a widened range
+    /// stays in its partition, and the widening bytes are `mem`'s too).
+    pub fn upload_ranges(
+        &self,
+        mem: &DeviceMemory,
+        ranges: &[HostRange],
+    ) -> Result<(), DeviceError> {
+        self.check_arch(mem)?;
+        self.gpu.scoped(|| {
+            for r in ranges {
+                let (lo, hi) = words(r);
+                let bytes = &mem.region_bytes(r.region)[lo..hi];
+                let at = region_base(r.region, self.arch) as u64 + lo as u64;
+                self.gpu.queue.write_buffer(&self.buf, at, bytes);
+            }
+        })
+    }
+
+    /// Copies `ranges` of the GPU's memory into `mem` (widened to whole
+    /// words as in [`GpuMemory::upload_ranges`]): one staging buffer, one
+    /// submission, one wait.
+    pub fn download_ranges(
+        &self,
+        mem: &mut DeviceMemory,
+        ranges: &[HostRange],
+    ) -> Result<(), DeviceError> {
+        self.check_arch(mem)?;
+        let spans: Vec<(Region, usize, usize)> = ranges
+            .iter()
+            .map(|r| {
+                let (lo, hi) = words(r);
+                (r.region, lo, hi)
+            })
+            .filter(|&(_, lo, hi)| hi > lo)
+            .collect();
+        let total: u64 = spans.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        let bytes = read_spans(self.gpu, total, |enc, staging| {
+            let mut at = 0;
+            for &(region, lo, hi) in &spans {
+                let from = region_base(region, self.arch) as u64 + lo as u64;
+                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, (hi - lo) as u64);
+                at += (hi - lo) as u64;
+            }
+        })?;
+        let mut at = 0;
+        for &(region, lo, hi) in &spans {
+            mem.region_bytes_mut(region)[lo..hi].copy_from_slice(&bytes[at..at + hi - lo]);
+            at += hi - lo;
+        }
+        Ok(())
+    }
+
     fn check_arch(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {
         if mem.arch() == self.arch {
             Ok(())
@@ -101,9 +159,25 @@ impl<'g> GpuMemory<'g> {
     }
 }
 
+/// `r` widened to whole 4-byte words.
+fn words(r: &HostRange) -> (usize, usize) {
+    (r.bytes.start & !3, r.bytes.end.next_multiple_of(4))
+}
+
 /// Reads a whole buffer back to the host through a staging buffer.
 pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
     let size = buf.size();
+    read_spans(gpu, size, |enc, staging| {
+        enc.copy_buffer_to_buffer(buf, 0, staging, 0, size)
+    })
+}
+
+/// Reads `size` bytes that `copy` gathers from `buf` into a staging buffer.
+fn read_spans(
+    gpu: &Gpu,
+    size: u64,
+    copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
+) -> Result<Vec<u8>, DeviceError> {
     let staging = gpu.scoped(|| {
         let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
@@ -112,7 +186,7 @@ pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError
             mapped_at_creation: false,
         });
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buf, 0, &staging, 0, size);
+        copy(&mut enc, &staging);
         gpu.queue.submit([enc.finish()]);
         staging
     })?;

@@ -1,0 +1,125 @@
+//! The GPU backend keeps device memory on the GPU for a whole run: a DMA
+//! reads back only its footprint and sends up only what it wrote
+//! (`Executor::host_access`/`host_wrote`). Random programs that mix DMAs
+//! (DRAM, SBUF and PSUM both ways, partition-crossing walks, gaps,
+//! conversions) with Pool records that read and write the same bytes must
+//! end with the CPU reference's DRAM, SBUF and PSUM, byte for byte.
+
+use crate::common;
+use crate::run_props::random_dma;
+use tpb_emu::device::gpu::GpuExecutor;
+use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace};
+use tpb_emu::isa::enums::{Dtype, Engine};
+use tpb_emu::isa::validate::Target;
+use tpb_emu::isa::{Record, Region};
+use tpb_emu::limits::Arch;
+use tpb_emu::runtime::build::*;
+use tpb_emu::runtime::{Machine, Program, Variable, stage};
+
+fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
+    let mut m = Machine::new(stage(p).expect("stages"));
+    m.run(exec, &mut NoTrace).expect("runs");
+    m
+}
+
+/// A program on the POOL engine: SBUF/PSUM filled from DRAM, then `n`
+/// records, each a random DMA that stages or a random valid Pool record.
+fn random_program(seed: u64, n: usize) -> (Program, usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let sizes: Vec<u64> = (0..3).map(|_| rng.u64(400..600)).collect();
+    let mut base = Program::new(Arch::Cayman);
+    for (k, &n) in sizes.iter().enumerate() {
+        let data: Vec<u8> = (0..n * 2).map(|_| rng.u8(..)).collect();
+        base.add(Variable::input(
+            &format!("v{k}"),
+            k as u32 + 1,
+            Dtype::INT16,
+            &[n],
+            data,
+        ));
+    }
+    // Every partition's first 512 bytes of SBUF and PSUM hold data (row j
+    // of the src walk starts at the variable's element j).
+    let mut recs: Vec<Record> = vec![
+        dma_memcpy(
+            walk(var(1, 0), [1, 1], [256, 128], 2),
+            walk(on_chip(0), [1, 1 << 17], [256, 128], 2),
+            Dtype::INT16,
+            Dtype::INT16,
+            0,
+            0,
+        ),
+        dma_memcpy(
+            walk(var(2, 0), [1, 1], [256, 128], 2),
+            walk(
+                on_chip(Region::Psum.addr(0, 0)),
+                [1, 1 << 14],
+                [256, 128],
+                2,
+            ),
+            Dtype::INT16,
+            Dtype::INT16,
+            0,
+            0,
+        ),
+    ];
+    let mut dmas_after_pool = 0;
+    let mut pooled = false;
+    while recs.len() < n {
+        if rng.bool() {
+            let pool = common::random_valid_pool(&mut rng, Target::pool(Arch::Cayman));
+            recs.push(pool.encode());
+            pooled = true;
+        } else {
+            let r = random_dma(&mut rng, &sizes);
+            let mut p = base.clone();
+            p.set_stream(Engine::Pool, &[r]);
+            if stage(&p).is_ok() {
+                recs.push(r);
+                dmas_after_pool += usize::from(pooled);
+            }
+        }
+    }
+    base.set_stream(Engine::Pool, &recs);
+    (base, dmas_after_pool)
+}
+
+fn same_memory(a: &DeviceMemory, b: &DeviceMemory) -> Option<String> {
+    common::first_difference(a, b)
+        .map(|(r, i, x, y)| format!("{r:?} byte {i}: gpu {x:#04x}, cpu {y:#04x}"))
+}
+
+#[test]
+fn dmas_between_gpu_records_see_and_leave_the_references_bytes() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut checked = 0;
+    for seed in 0..60u64 {
+        let (p, dmas) = random_program(seed, 24);
+        checked += dmas;
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+        let g = run(&mut exec, &p);
+        assert!(g.dram() == cpu.dram(), "seed {seed}: DRAM differs");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("seed {seed}: {d}");
+        }
+    }
+    assert!(checked > 300, "only {checked} DMAs ran after a Pool record");
+}
+
+#[test]
+fn one_executor_runs_program_after_program() {
+    // finish() hands memory back to the host; the next run's memory (a new
+    // machine, all zero) must go up whole before its first batch.
+    let Some(gpu) = common::gpu() else { return };
+    let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    for seed in 100..110u64 {
+        let (p, _) = random_program(seed, 16);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let g = run(&mut exec, &p);
+        assert!(g.dram() == cpu.dram(), "seed {seed}: DRAM differs");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("seed {seed}: {d}");
+        }
+    }
+}
