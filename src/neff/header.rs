@@ -134,15 +134,7 @@ impl Header {
 
     /// The UUID in its canonical 8-4-4-4-12 lowercase form.
     pub fn uuid_string(&self) -> String {
-        let h: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..32]
-        )
+        uuid::Uuid::from_bytes(self.uuid).hyphenated().to_string()
     }
 
     /// The stored digest as lowercase hex: 16 bytes for pkg 2, 32 otherwise.

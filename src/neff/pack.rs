@@ -215,9 +215,9 @@ pub fn pack(program: &Program, stem: &str) -> Result<Vec<u8>, PackError> {
     let gz = gzip(&write_tar(&members));
     let mut hash = [b'0'; 32];
     hash[..16].copy_from_slice(&md5(&gz));
-    let mut uuid: [u8; 16] = sha256(&gz)[..16].try_into().expect("16 bytes");
-    uuid[6] = (uuid[6] & 0x0F) | 0x40;
-    uuid[8] = (uuid[8] & 0x3F) | 0x80;
+    // NEFF-EC-13: a version-4 (random-form) UUID whose bytes are the payload's SHA-256.
+    let digest: [u8; 16] = sha256(&gz)[..16].try_into().expect("16 bytes");
+    let uuid = uuid::Builder::from_random_bytes(digest).into_uuid().into_bytes();
     let mut build = [0u8; 128];
     let label = format!("tpb-emu {}", env!("CARGO_PKG_VERSION"));
     build[..label.len()].copy_from_slice(label.as_bytes());
