@@ -217,7 +217,9 @@ pub fn pack(program: &Program, stem: &str) -> Result<Vec<u8>, PackError> {
     hash[..16].copy_from_slice(&md5(&gz));
     // NEFF-EC-13: a version-4 (random-form) UUID whose bytes are the payload's SHA-256.
     let digest: [u8; 16] = sha256(&gz)[..16].try_into().expect("16 bytes");
-    let uuid = uuid::Builder::from_random_bytes(digest).into_uuid().into_bytes();
+    let uuid = uuid::Builder::from_random_bytes(digest)
+        .into_uuid()
+        .into_bytes();
     let mut build = [0u8; 128];
     let label = format!("tpb-emu {}", env!("CARGO_PKG_VERSION"));
     build[..label.len()].copy_from_slice(label.as_bytes());

@@ -6,7 +6,7 @@
 //! end with the CPU reference's DRAM, SBUF and PSUM, byte for byte.
 
 use crate::common;
-use crate::run_props::random_dma;
+use crate::run_props::{random_dma, with_random_variables};
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace};
 use tpb_emu::isa::enums::{Dtype, Engine};
@@ -14,7 +14,7 @@ use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Record, Region};
 use tpb_emu::limits::Arch;
 use tpb_emu::runtime::build::*;
-use tpb_emu::runtime::{Machine, Program, Variable, stage};
+use tpb_emu::runtime::{Machine, Program, stage};
 
 fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
     let mut m = Machine::new(stage(p).expect("stages"));
@@ -27,17 +27,7 @@ fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
 fn random_program(seed: u64, n: usize) -> (Program, usize) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let sizes: Vec<u64> = (0..3).map(|_| rng.u64(400..600)).collect();
-    let mut base = Program::new(Arch::Cayman);
-    for (k, &n) in sizes.iter().enumerate() {
-        let data: Vec<u8> = (0..n * 2).map(|_| rng.u8(..)).collect();
-        base.add(Variable::input(
-            &format!("v{k}"),
-            k as u32 + 1,
-            Dtype::INT16,
-            &[n],
-            data,
-        ));
-    }
+    let mut base = with_random_variables(&mut rng, &sizes);
     // Every partition's first 512 bytes of SBUF and PSUM hold data (row j
     // of the src walk starts at the variable's element j).
     let mut recs: Vec<Record> = vec![

@@ -170,23 +170,30 @@ impl Model {
     }
 }
 
+/// A Cayman program with an int16 input variable `v{k}` (id k + 1) of
+/// `sizes[k]` random elements for each k.
+pub(crate) fn with_random_variables(rng: &mut fastrand::Rng, sizes: &[u64]) -> Program {
+    let mut p = Program::new(Arch::Cayman);
+    for (k, &n) in sizes.iter().enumerate() {
+        let data: Vec<u8> = (0..n * 2).map(|_| rng.u8(..)).collect();
+        p.add(Variable::input(
+            &format!("v{k}"),
+            k as u32 + 1,
+            Dtype::INT16,
+            &[n],
+            data,
+        ));
+    }
+    p
+}
+
 #[test]
 fn random_dmas_match_the_reference() {
     let mut accepted = 0;
     for seed in 0..40u64 {
         let mut rng = fastrand::Rng::with_seed(seed);
         let sizes: Vec<u64> = (0..3).map(|_| rng.u64(1..40)).collect();
-        let mut base = Program::new(Arch::Cayman);
-        for (k, &n) in sizes.iter().enumerate() {
-            let data: Vec<u8> = (0..n * 2).map(|_| rng.u8(..)).collect();
-            base.add(Variable::input(
-                &format!("v{k}"),
-                k as u32 + 1,
-                Dtype::INT16,
-                &[n],
-                data,
-            ));
-        }
+        let base = with_random_variables(&mut rng, &sizes);
         // Fill some SBUF and PSUM from the variables first, so the copies move data.
         let mut recs = vec![
             dma_memcpy(
