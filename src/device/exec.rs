@@ -7,9 +7,10 @@ use crate::device::ops::Op;
 use crate::isa::tensor::Region;
 use std::ops::Range;
 
-/// Bytes of one region of device memory that the host is about to read or
-/// write: indices into [`DeviceMemory::region_bytes`] (partition `p` is
-/// `[p · active_bytes, (p + 1) · active_bytes)`).
+/// Bytes of one partition of device memory that the host is about to read
+/// or write: indices into [`DeviceMemory::region_bytes`] (partition `p` is
+/// `[p · active_bytes, (p + 1) · active_bytes)`; a range never crosses into
+/// the next partition).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostRange {
     /// SBUF or PSUM.
@@ -61,6 +62,13 @@ pub trait Executor {
         _ranges: &[HostRange],
     ) -> Result<(), BackendError> {
         self.finish(mem)
+    }
+    /// `mem` is all zero and nothing is queued (a machine at the start of its
+    /// program); a backend that keeps its own copy may zero that instead of
+    /// copying `mem`. From here until [`Executor::finish`] the host changes
+    /// `mem` only in ranges it reports to [`Executor::host_wrote`].
+    fn host_zeroed(&mut self, _mem: &DeviceMemory) -> Result<(), BackendError> {
+        Ok(())
     }
     /// The host wrote `ranges` of `mem` after [`Executor::host_access`] on
     /// them; a backend that keeps its own copy of memory takes them in.

@@ -496,6 +496,10 @@ impl Machine {
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), RunError> {
         let mut total = self.total_executed();
+        if total == 0 {
+            // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
+            exec.host_zeroed(&self.mem)?;
+        }
         let result = loop {
             match self.pick(trace) {
                 Some(e) => {

@@ -1,16 +1,19 @@
 //! The GPU backend behind [`crate::device::Executor`].
 //!
 //! Ops are encoded as they are dispatched and run in batches (in order, one
-//! submission each) when the host must see memory. The first batch after
-//! [`Executor::finish`] uploads all of memory; from then on the GPU holds it:
-//! a DMA ([`Executor::host_access`]) reads back only its footprint, and the
-//! bytes it writes go up alone ([`Executor::host_wrote`]); `finish` brings
-//! all of memory back once.
+//! submission each) when the host must see memory. Memory goes to the GPU
+//! whole before the first batch after [`Executor::finish`] — or not at all
+//! when the host says it is zero ([`Executor::host_zeroed`]: the GPU zeroes
+//! its own). From then on the GPU holds it, and [`Newer`] tracks the bytes
+//! queued ops may have written: a DMA ([`Executor::host_access`]) reads back
+//! only the part of its footprint in them, the bytes it writes go up alone
+//! ([`Executor::host_wrote`]), and `finish` reads back only them.
 
 use super::batch::{self, Dispatch, EncodeCx};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::GpuMemory;
+use super::newer::Newer;
 use super::params::{add_by_bits, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
@@ -25,10 +28,11 @@ pub struct GpuExecutor<'g> {
     cx: EncodeCx,
     queued: Vec<Dispatch>,
     gpu_time: Option<Duration>,
-    /// The GPU's memory is newer than the host's (a batch ran since the
-    /// last `finish`); else the host's is the truth, uploaded whole before
-    /// the next batch.
+    /// The GPU holds memory (the host's copy is current outside `newer`);
+    /// else the host's copy is the truth, uploaded whole before the next batch.
     gpu_holds: bool,
+    /// Bytes queued or run ops may have written since the GPU took memory.
+    newer: Newer,
 }
 
 /// The one place that maps a device op to its kernel family's encoder.
@@ -54,6 +58,7 @@ impl<'g> GpuExecutor<'g> {
             queued: Vec::new(),
             gpu_time: None,
             gpu_holds: false,
+            newer: Newer::new(arch),
         })
     }
 
@@ -78,6 +83,7 @@ impl<'g> GpuExecutor<'g> {
         }
         let queued = std::mem::take(&mut self.queued);
         if !self.gpu_holds {
+            // `newer` holds just the queued ops' bytes (cleared by `finish`).
             self.memory.upload(mem)?;
             self.gpu_holds = true;
         }
@@ -117,15 +123,28 @@ impl Executor for GpuExecutor<'_> {
             return Err(BackendError::new("gpu", "memory of another generation"));
         }
         self.queued.push(encode(op, &self.cx));
+        self.newer.add_op(op);
         Ok(())
     }
 
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         self.run_queued(mem).map_err(backend)?;
         if self.gpu_holds {
-            self.memory.download(mem).map_err(backend)?;
+            let ranges = self.newer.ranges();
+            self.memory.download_ranges(mem, &ranges).map_err(backend)?;
             self.gpu_holds = false;
         }
+        self.newer.clear();
+        Ok(())
+    }
+
+    fn host_zeroed(&mut self, mem: &DeviceMemory) -> Result<(), BackendError> {
+        if !self.queued.is_empty() || mem.arch() != self.memory.arch() {
+            return Ok(()); // not the start of a run: the next batch uploads `mem`
+        }
+        self.memory.zero().map_err(backend)?;
+        self.newer.clear();
+        self.gpu_holds = true;
         Ok(())
     }
 
@@ -137,8 +156,13 @@ impl Executor for GpuExecutor<'_> {
         self.run_queued(mem).map_err(backend)?;
         if self.gpu_holds {
             // Written ranges come back too: a footprint's gaps go up again
-            // with the bytes the host writes.
-            self.memory.download_ranges(mem, ranges).map_err(backend)?;
+            // with the bytes the host writes. Outside `newer` the host's
+            // copy is current already.
+            let stale: Vec<HostRange> = ranges.iter().filter_map(|r| self.newer.clip(r)).collect();
+            self.memory.download_ranges(mem, &stale).map_err(backend)?;
+            for r in &stale {
+                self.newer.read_back(r);
+            }
         }
         Ok(())
     }

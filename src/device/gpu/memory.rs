@@ -90,6 +90,15 @@ impl<'g> GpuMemory<'g> {
         Ok(())
     }
 
+    /// Sets every byte to zero on the GPU (no copy from the host).
+    pub fn zero(&self) -> Result<(), DeviceError> {
+        self.gpu.scoped(|| {
+            let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+            enc.clear_buffer(&self.buf, 0, None);
+            self.gpu.queue.submit([enc.finish()]);
+        })
+    }
+
     /// Copies `ranges` of `mem` to the GPU (widened to whole 4-byte words,
     /// wgpu's copy alignment: partitions are whole words, so a widened range
     /// stays in its partition, and the widening bytes are `mem`'s too).

@@ -16,6 +16,7 @@ pub mod executor;
 pub mod kernels;
 pub mod lane_kernels;
 pub mod memory;
+pub mod newer;
 pub mod params;
 pub mod pool;
 pub mod timer;

@@ -86,6 +86,22 @@ impl Op {
         }
     }
 
+    /// Where the op writes, when it writes only along its dst walk: the dst
+    /// side (lane `p` in partition `dst.partition + p`, for
+    /// [`Op::channels`] lanes) and the bytes of one element. `None` for the
+    /// kernels whose writes follow their own layouts (CrossLaneReduce,
+    /// NonzeroWithCount, GetSequenceBounds): a backend that tracks written
+    /// bytes then counts all of memory as written.
+    pub fn dst_walk(&self) -> Option<(&pool::Side, usize)> {
+        match self {
+            Op::Pool(p) => Some((p.dst(), p.out_ty().size())),
+            Op::Copy(c) => Some((c.dst(), c.conversion().dst_size())),
+            Op::Iota(i) => Some((i.dst(), i.out_ty().size())),
+            Op::TensorTensor(t) => Some((t.dst(), t.sizes()[2])),
+            Op::CrossLane(_) | Op::Nonzero(_) | Op::SeqBounds(_) => None,
+        }
+    }
+
     /// Bytes one execution reads and writes (benchmarks' GB/s).
     pub fn bytes_moved(&self) -> u64 {
         match self {
