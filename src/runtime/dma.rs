@@ -449,8 +449,7 @@ const MAX_THREADS: usize = 8;
 /// threads, each on its own rows (the result is the same bytes: the rows
 /// are disjoint, so their order does not matter).
 fn copy_rows(src: &[u8], dst: &mut [u8], mut rows: Vec<(usize, usize)>, n: usize) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
+    let threads = crate::device::cpu::host_threads()
         .min(MAX_THREADS)
         .min(rows.len() * n / (PARALLEL_BYTES / 4).max(1))
         .min(rows.len());

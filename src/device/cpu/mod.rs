@@ -80,8 +80,9 @@ impl CpuOptions {
     }
 }
 
-/// The host's available parallelism, asked once.
-fn host_threads() -> usize {
+/// The host's available parallelism, asked once (on Linux the question reads
+/// cgroup files: tens of microseconds).
+pub(crate) fn host_threads() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
