@@ -577,19 +577,15 @@ impl DmaPlan {
         self.src.elements()
     }
 
-    /// The on-chip bytes the DMA reads or writes (see [`WalkPlan::host_ranges`]).
-    pub(crate) fn touched_ranges(&self) -> Vec<HostRange> {
+    /// The on-chip bytes the DMA reads or writes (see
+    /// [`WalkPlan::host_ranges`]), and the index from which they are the
+    /// bytes it writes.
+    pub(crate) fn host_ranges(&self) -> (Vec<HostRange>, usize) {
         let mut v = Vec::new();
         self.src.host_ranges(&mut v);
+        let written = v.len();
         self.dst.host_ranges(&mut v);
-        v
-    }
-
-    /// The on-chip bytes the DMA writes.
-    pub(crate) fn written_ranges(&self) -> Vec<HostRange> {
-        let mut v = Vec::new();
-        self.dst.host_ranges(&mut v);
-        v
+        (v, written)
     }
 
     /// True when either walk is in SBUF or PSUM (the host copy must be current).

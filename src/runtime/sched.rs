@@ -719,11 +719,11 @@ impl Machine {
                 if plan.touches_on_chip() {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.
-                    exec.host_access(&mut self.mem, &plan.touched_ranges())?;
+                    let (ranges, written) = plan.host_ranges();
+                    exec.host_access(&mut self.mem, &ranges)?;
                     dma::execute(plan, &mut self.mem, &mut self.dram);
-                    let written = plan.written_ranges();
-                    if !written.is_empty() {
-                        exec.host_wrote(&self.mem, &written)?;
+                    if written < ranges.len() {
+                        exec.host_wrote(&self.mem, &ranges[written..])?;
                     }
                 } else {
                     dma::execute(plan, &mut self.mem, &mut self.dram);

@@ -72,13 +72,23 @@ impl Newer {
         }
     }
 
-    /// The part of `r` (within one partition) that may be newer on the GPU.
-    pub fn clip(&self, r: &HostRange) -> Option<HostRange> {
+    /// The span of the partition `r` lies in, as region byte indices;
+    /// `None` when it is empty.
+    fn span_of(&self, r: &HostRange) -> Option<(usize, usize)> {
         let active = r.region.active_bytes(self.arch) as usize;
         let p = r.bytes.start / active;
-        let base = p * active;
-        let (lo, hi) = self.spans[slot(r.region)].get(p).copied()?;
-        let (lo, hi) = (r.bytes.start.max(base + lo), r.bytes.end.min(base + hi));
+        let (lo, hi) = self.spans[slot(r.region)][p];
+        if lo < hi {
+            Some((p * active + lo, p * active + hi))
+        } else {
+            None // EMPTY: no arithmetic on its usize::MAX
+        }
+    }
+
+    /// The part of `r` (within one partition) that may be newer on the GPU.
+    pub fn clip(&self, r: &HostRange) -> Option<HostRange> {
+        let (lo, hi) = self.span_of(r)?;
+        let (lo, hi) = (r.bytes.start.max(lo), r.bytes.end.min(hi));
         (lo < hi).then_some(HostRange {
             region: r.region,
             bytes: lo..hi,
@@ -88,13 +98,12 @@ impl Newer {
     /// The host read `r` back (a range [`Newer::clip`] gave): a partition's
     /// span that `r` covers whole is current on the host again.
     pub fn read_back(&mut self, r: &HostRange) {
-        let active = r.region.active_bytes(self.arch) as usize;
-        let p = r.bytes.start / active;
-        if let Some(s) = self.spans[slot(r.region)].get_mut(p) {
-            let base = p * active;
-            if r.bytes.start <= base + s.0 && base + s.1 <= r.bytes.end {
-                *s = EMPTY;
-            }
+        let Some((lo, hi)) = self.span_of(r) else {
+            return;
+        };
+        if r.bytes.start <= lo && hi <= r.bytes.end {
+            let p = r.bytes.start / r.region.active_bytes(self.arch) as usize;
+            self.spans[slot(r.region)][p] = EMPTY;
         }
     }
 
