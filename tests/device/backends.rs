@@ -3,6 +3,7 @@
 //! PSUM), and hand-derived outputs must come out of both.
 
 use crate::common;
+use crate::random_walks::*;
 use common::*;
 use tpb_emu::device::gpu::{GpuExecutor, GpuMemory, Kernels, batch};
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor};
@@ -692,7 +693,7 @@ fn the_rows_fast_path_matches_the_cpu() {
 
 use tpb_emu::isa::enums::AluOp;
 use tpb_emu::isa::record::Record;
-use tpb_emu::isa::tensor::{Data4d, Tensor3d};
+use tpb_emu::isa::tensor::Data4d;
 use tpb_emu::isa::{D4Iota, Opcode, S3s3d3Tt, S4d4Tr};
 
 /// Copy/Cast dtypes (the validator's twelve; FP32R only as an output).
@@ -731,67 +732,6 @@ const TT_SRC: [Dtype; 9] = [
     Dtype::FP16,
     Dtype::FP32,
 ];
-
-fn pick<T: Copy>(rng: &mut fastrand::Rng, v: &[T]) -> T {
-    v[rng.usize(..v.len())]
-}
-
-/// `count` split over 1 to `max_dims` random dims (the rest 1).
-fn split(rng: &mut fastrand::Rng, count: u16, max_dims: usize) -> [u16; 4] {
-    let dims = rng.usize(1..=max_dims);
-    let mut num = [1u16; 4];
-    let mut left = count;
-    for n in num.iter_mut().take(dims - 1) {
-        let divisors: Vec<u16> = (1..=left).filter(|v| left.is_multiple_of(*v)).collect();
-        *n = pick(rng, &divisors);
-        left /= *n;
-    }
-    num[dims - 1] = left;
-    num
-}
-
-/// A random walk of `num` in the first [`WINDOW`] bytes of `part`'s partition.
-fn walk(rng: &mut fastrand::Rng, region: Region, part: u32, size: u32, num: [u16; 4]) -> Tensor4d {
-    let mut step: [i16; 4] = std::array::from_fn(|_| rng.i16(-6..=6));
-    match rng.u8(0..4) {
-        0 => {
-            step = [
-                1,
-                num[0] as i16,
-                (num[0] * num[1]) as i16,
-                (num[0] * num[1] * num[2]) as i16,
-            ]
-        }
-        1 => step[0] = 1,
-        _ => {}
-    }
-    Tensor4d {
-        addr: Addr4::new(region, part, rng.u32(0..WINDOW / size) * size),
-        step,
-        num,
-    }
-}
-
-/// [`walk`] of `count` elements split over 1 to `max_dims` dims.
-fn walk_split(
-    rng: &mut fastrand::Rng,
-    region: Region,
-    part: u32,
-    size: u32,
-    count: u16,
-    max_dims: usize,
-) -> Tensor4d {
-    let num = split(rng, count, max_dims);
-    walk(rng, region, part, size, num)
-}
-
-fn to_3d(t: Tensor4d) -> Tensor3d {
-    Tensor3d {
-        addr: t.addr,
-        step: [t.step[0], t.step[1], t.step[2]],
-        num: [t.num[0], t.num[1], t.num[2] * t.num[3]],
-    }
-}
 
 /// One random record of the new kernels (not always valid).
 fn random_kernel_record(rng: &mut fastrand::Rng) -> Record {
@@ -955,16 +895,6 @@ fn random_valid_kernel_record(rng: &mut fastrand::Rng) -> Record {
     }
 }
 
-/// Runs raw records on `exec` over a copy of `mem`.
-fn run_records(exec: &mut dyn Executor, records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
-    use tpb_emu::device::{NoTrace, Program, run_program};
-    let bytes = tpb_emu::isa::stream::to_bytes(records);
-    let program = Program::from_stream(&bytes, Target::pool(ARCH)).expect("valid records");
-    let mut out = mem.clone();
-    run_program(exec, &program, &mut out, &mut NoTrace).expect("runs");
-    out
-}
-
 #[test]
 fn random_kernel_streams_agree_bit_for_bit() {
     let Some(gpu) = gpu() else { return };
@@ -987,8 +917,8 @@ fn random_kernel_streams_agree_bit_for_bit() {
                 }
             })
             .collect();
-        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem);
-        let gpu_out = run_records(&mut gpu_exec, &records, &mem);
+        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem, ARCH);
+        let gpu_out = run_records(&mut gpu_exec, &records, &mem, ARCH);
         if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
             let text: Vec<String> = records
                 .iter()

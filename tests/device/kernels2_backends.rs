@@ -5,15 +5,15 @@
 //! earlier ones wrote, compared over every byte of SBUF and PSUM.
 
 use crate::common;
+use crate::random_walks::*;
 use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
 use tpb_emu::device::gpu::GpuExecutor;
-use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};
+use tpb_emu::device::{CpuExecutor, DeviceMemory};
 use tpb_emu::isa::enums::{AluOp, Dtype, ReduceAxis, ReduceOp};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{
-    Addr4, EngineNop, ExtTta, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr,
-    Tensor2d, Tensor3d, Tensor4d,
+    Addr4, EngineNop, ExtTta, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr, Tensor4d,
 };
 use tpb_emu::limits::{Arch, PARTITIONS};
 
@@ -38,69 +38,6 @@ const ALL9: [Dtype; 9] = [
     Dtype::FP16,
     Dtype::FP32,
 ];
-
-fn pick<T: Copy>(rng: &mut fastrand::Rng, v: &[T]) -> T {
-    v[rng.usize(..v.len())]
-}
-
-/// `count` split over 1 to `max_dims` random dims (the rest 1).
-fn split(rng: &mut fastrand::Rng, count: u16, max_dims: usize) -> [u16; 4] {
-    let dims = rng.usize(1..=max_dims);
-    let mut num = [1u16; 4];
-    let mut left = count;
-    for n in num.iter_mut().take(dims - 1) {
-        let divisors: Vec<u16> = (1..=left).filter(|v| left.is_multiple_of(*v)).collect();
-        *n = pick(rng, &divisors);
-        left /= *n;
-    }
-    num[dims - 1] = left;
-    num
-}
-
-/// A random SBUF walk of `num` in the first [`WINDOW`] bytes of `part`.
-fn walk(rng: &mut fastrand::Rng, part: u32, size: u32, num: [u16; 4]) -> Tensor4d {
-    let mut step: [i16; 4] = std::array::from_fn(|_| rng.i16(-6..=6));
-    match rng.u8(0..4) {
-        0 => {
-            step = [
-                1,
-                num[0] as i16,
-                (num[0] * num[1]) as i16,
-                (num[0] * num[1] * num[2]) as i16,
-            ]
-        }
-        1 => step[0] = 1,
-        _ => {}
-    }
-    Tensor4d {
-        addr: Addr4::new(Region::Sbuf, part, rng.u32(0..WINDOW / size) * size),
-        step,
-        num,
-    }
-}
-
-fn walk_split(rng: &mut fastrand::Rng, part: u32, size: u32, count: u16, dims: usize) -> Tensor4d {
-    let num = split(rng, count, dims);
-    walk(rng, part, size, num)
-}
-
-fn to_3d(t: Tensor4d) -> Tensor3d {
-    Tensor3d {
-        addr: t.addr,
-        step: [t.step[0], t.step[1], t.step[2]],
-        num: [t.num[0], t.num[1], t.num[2] * t.num[3]],
-    }
-}
-
-fn to_2d(t: Tensor4d) -> Tensor2d {
-    Tensor2d::new(
-        t.addr,
-        [
-            (t.num[0], t.step[0]),
-            (t.num[1] * t.num[2] * t.num[3], t.step[1]),
-        ],
-    )
-}
 
 fn scale(rng: &mut fastrand::Rng) -> f32 {
     match rng.u8(0..6) {
@@ -151,12 +88,12 @@ fn random_record(rng: &mut fastrand::Rng, kind: Kind) -> Record {
                 (Opcode::CROSS_LANE_REDUCE_BITVEC, op, t, t)
             };
             let all = rng.u8(0..4) == 0;
-            let src = walk_split(rng, sp, i.size().unwrap(), count, 4);
+            let src = walk_split(rng, Region::Sbuf, sp, i.size().unwrap(), count, 4);
             let dp = rng.u32(0..PARTITIONS);
             let dst = if all {
-                walk(rng, dp, o.size().unwrap(), [1; 4])
+                walk(rng, Region::Sbuf, dp, o.size().unwrap(), [1; 4])
             } else {
-                walk_split(rng, dp, o.size().unwrap(), count, 4)
+                walk_split(rng, Region::Sbuf, dp, o.size().unwrap(), count, 4)
             };
             let axis = if all {
                 ReduceAxis::ALL
@@ -178,8 +115,8 @@ fn random_record(rng: &mut fastrand::Rng, kind: Kind) -> Record {
             } else {
                 Dtype::FP32
             };
-            let src = to_3d(walk_split(rng, sp, 4, count, 3));
-            let dst = to_3d(walk_split(rng, dp, 4, count + 1, 3));
+            let src = to_3d(walk_split(rng, Region::Sbuf, sp, 4, count, 3));
+            let dst = to_3d(walk_split(rng, Region::Sbuf, dp, 4, count + 1, 3));
             let off = match rng.u8(0..3) {
                 0 => rng.i32(..),
                 _ => rng.i32(-40..40),
@@ -201,9 +138,9 @@ fn random_record(rng: &mut fastrand::Rng, kind: Kind) -> Record {
                 }
             };
             let (i, o) = (f(rng), f(rng));
-            let src = to_3d(walk_split(rng, sp, 4, count, 3));
+            let src = to_3d(walk_split(rng, Region::Sbuf, sp, 4, count, 3));
             let n = split(rng, count, 2);
-            let mut d = walk(rng, dp, 4, [n[0], n[1], 2, 1]);
+            let mut d = walk(rng, Region::Sbuf, dp, 4, [n[0], n[1], 2, 1]);
             if rng.bool() {
                 d.step = [1, n[0] as i16, (n[0] * n[1]) as i16, 0];
             }
@@ -226,12 +163,12 @@ fn random_record(rng: &mut fastrand::Rng, kind: Kind) -> Record {
             };
             let s = d.map(|t| t.size().unwrap());
             let (p0, p1, pd) = (part(rng), part(rng), part(rng));
-            let src0 = to_2d(walk_split(rng, p0, s[0], count, 2));
-            let src1 = to_2d(walk_split(rng, p1, s[1], count, 2));
+            let src0 = to_2d(walk_split(rng, Region::Sbuf, p0, s[0], count, 2));
+            let src1 = to_2d(walk_split(rng, Region::Sbuf, p1, s[1], count, 2));
             let dst = if rng.u8(0..4) == 0 && s[0] == s[2] {
                 src0
             } else {
-                to_2d(walk_split(rng, pd, s[2], count, 2))
+                to_2d(walk_split(rng, Region::Sbuf, pd, s[2], count, 2))
             };
             ExtTta::new(ports << 3, op, d[0], d[1], d[2], src0, src1, dst).encode()
         }
@@ -246,14 +183,6 @@ fn random_valid(rng: &mut fastrand::Rng, kind: Kind) -> Record {
             return r;
         }
     }
-}
-
-fn run_records(exec: &mut dyn Executor, records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
-    let bytes = tpb_emu::isa::stream::to_bytes(records);
-    let program = Program::from_stream(&bytes, Target::pool(ARCH)).expect("valid records");
-    let mut out = mem.clone();
-    run_program(exec, &program, &mut out, &mut NoTrace).expect("runs");
-    out
 }
 
 /// Ids and zeros that repeat: the second half of the window of every SBUF
@@ -295,8 +224,8 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
                 random_valid(&mut rng, kinds[k])
             })
             .collect();
-        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem);
-        let gpu_out = run_records(&mut gpu_exec, &records, &mem);
+        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem, ARCH);
+        let gpu_out = run_records(&mut gpu_exec, &records, &mem, ARCH);
         if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
             let text: Vec<String> = records
                 .iter()
@@ -327,7 +256,7 @@ fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
         randomize(&mut mem, &mut rng, 0);
         let nac = rng.u32(1..=PARTITIONS);
         let count = rng.u16(1..=200);
-        let src = walk_split(&mut rng, 0, 4, count, 4);
+        let src = walk_split(&mut rng, Region::Sbuf, 0, 4, count, 4);
         let dst = Tensor4d::new(
             Addr4::new(Region::Sbuf, PARTITIONS - 1, 2048),
             [(count, 1), (1, 0), (1, 0), (1, 0)],
@@ -354,8 +283,8 @@ fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
                 ..Default::default()
             },
         };
-        let a = run_records(&mut CpuExecutor::default(), &[r], &mem);
-        let b = run_records(&mut generic, &[r], &mem);
+        let a = run_records(&mut CpuExecutor::default(), &[r], &mem, ARCH);
+        let b = run_records(&mut generic, &[r], &mem, ARCH);
         assert_eq!(first_difference(&a, &b), None);
     }
     assert!(tested >= 20, "{tested} records");

@@ -5,84 +5,15 @@
 //! hand from SPEC-KERNELS §5, §6, §8, §9 and EC-54 … EC-57, EC-59.
 
 use crate::common;
-use tpb_emu::device::gpu::GpuExecutor;
-use tpb_emu::device::{
-    CpuExecutor, DeviceMemory, Executor, NoTrace, Program, Validated, dispatch, run_program,
-};
+use crate::hand::*;
+use tpb_emu::device::{CpuExecutor, DeviceMemory, Validated, dispatch};
 use tpb_emu::isa::enums::{AluOp, Dtype, ReduceAxis, ReduceOp};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{
-    Addr4, EngineNop, ExtTta, Location, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds,
-    S4d4Cr, Tensor2d, Tensor3d, Tensor4d,
+    EngineNop, ExtTta, Opcode, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr, Tensor2d, Tensor3d,
 };
-use tpb_emu::limits::Arch;
 
-const ARCH: Arch = Arch::Cayman;
-
-/// Runs `records` on the CPU and (when an adapter exists) the GPU, from
-/// `mem`; asserts both memories agree and returns the CPU's.
-fn run(records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
-    let bytes = tpb_emu::isa::stream::to_bytes(records);
-    let program = match Program::from_stream(&bytes, Target::pool(ARCH)) {
-        Ok(p) => p,
-        Err(e) => panic!("case invalid: {e}"),
-    };
-    let mut cpu = mem.clone();
-    run_program(
-        &mut CpuExecutor::default(),
-        &program,
-        &mut cpu,
-        &mut NoTrace,
-    )
-    .expect("cpu runs");
-    if let Some(g) = common::gpu() {
-        let mut gpu = mem.clone();
-        let mut exec = GpuExecutor::new(&g, ARCH).expect("gpu executor");
-        run_program(
-            &mut exec as &mut dyn Executor,
-            &program,
-            &mut gpu,
-            &mut NoTrace,
-        )
-        .expect("gpu runs");
-        assert_eq!(
-            common::first_difference(&cpu, &gpu),
-            None,
-            "CPU and GPU differ"
-        );
-    }
-    cpu
-}
-
-fn sbuf(p: u32, off: u32) -> Addr4 {
-    Addr4::new(Region::Sbuf, p, off)
-}
-fn row(addr: Addr4, n: u16) -> Tensor4d {
-    Tensor4d::new(addr, [(n, 1), (1, 0), (1, 0), (1, 0)])
-}
-fn row3(addr: Addr4, n: u16) -> Tensor3d {
-    Tensor3d::new(addr, [(n, 1), (1, 0), (1, 0)])
-}
-fn loc(p: u32, off: u32) -> Location {
-    Location {
-        region: Region::Sbuf,
-        partition: p,
-        offset: off,
-    }
-}
-fn put(mem: &mut DeviceMemory, p: u32, off: u32, bytes: &[u8]) {
-    mem.write(loc(p, off), 1, bytes).expect("in range");
-}
-fn get(mem: &DeviceMemory, p: u32, off: u32, len: usize) -> Vec<u8> {
-    mem.read(loc(p, off), 1, len as u64).expect("in range")
-}
-fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-fn le16(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 fn f32s(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }

@@ -3,66 +3,11 @@
 //! and, when an adapter exists, on the GPU. Every expected value below is
 //! worked out by hand from SPEC §6 and SPEC-KERNELS EC-44 … EC-52.
 
-use crate::common;
+use crate::hand::*;
 use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype};
-use tpb_emu::isa::record::Record;
 use tpb_emu::isa::tensor::{Data4d, Tensor3d};
-use tpb_emu::isa::{Addr4, D4Iota, Location, Opcode, Region, S3s3d3Tt, S4d4Tr, Tensor4d};
-use tpb_emu::limits::Arch;
-
-const ARCH: Arch = Arch::Cayman;
-
-/// Runs `records` on the CPU and (when an adapter exists) the GPU, from
-/// `mem`; asserts both memories agree and returns the CPU's.
-fn run(records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
-    let (cpu, gpu) = common::run_cpu_and_gpu(records, mem, ARCH, "case");
-    if let Some(gpu) = gpu {
-        assert_eq!(
-            common::first_difference(&cpu, &gpu),
-            None,
-            "CPU and GPU differ"
-        );
-    }
-    cpu
-}
-
-fn sbuf(p: u32, off: u32) -> Addr4 {
-    Addr4::new(Region::Sbuf, p, off)
-}
-
-fn row(addr: Addr4, n: u16) -> Tensor4d {
-    Tensor4d::new(addr, [(n, 1), (1, 0), (1, 0), (1, 0)])
-}
-
-fn row3(addr: Addr4, n: u16) -> Tensor3d {
-    Tensor3d::new(addr, [(n, 1), (1, 0), (1, 0)])
-}
-
-fn put(mem: &mut DeviceMemory, p: u32, off: u32, bytes: &[u8]) {
-    let loc = Location {
-        region: Region::Sbuf,
-        partition: p,
-        offset: off,
-    };
-    mem.write(loc, 1, bytes).expect("in range");
-}
-
-fn get(mem: &DeviceMemory, p: u32, off: u32, len: usize) -> Vec<u8> {
-    let loc = Location {
-        region: Region::Sbuf,
-        partition: p,
-        offset: off,
-    };
-    mem.read(loc, 1, len as u64).expect("in range")
-}
-
-fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-fn le16(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
+use tpb_emu::isa::{Addr4, D4Iota, Opcode, Region, S3s3d3Tt, S4d4Tr, Tensor4d};
 
 /// Casts `src` (raw bytes of `n` elements of `from`) to `to`; the raw result.
 fn cast(op: Opcode, from: Dtype, to: Dtype, src: &[u8]) -> Vec<u8> {
