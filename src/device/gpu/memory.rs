@@ -1,6 +1,6 @@
 //! Device memory on a GPU: SBUF then PSUM of one generation in one storage
-//! buffer, uploaded and read back whole at the edges of a run and in ranges
-//! where the host must see it (a DMA's footprint). Kernels borrow
+//! buffer, uploaded whole when the host's copy is the truth, otherwise moved
+//! in ranges (what a DMA touches, what kernels wrote). Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
 use super::context::{DeviceError, Gpu};
