@@ -117,9 +117,10 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
     Ok(crate::files::read_input(path)?)
 }
 
-/// Reads a record stream: the file's bytes, checked to be whole records.
-pub fn read_stream(path: &Path) -> Result<Vec<u8>, CliError> {
-    let bytes = read_file(path)?;
+/// Reads a record stream: the file's bytes (mapped, [`crate::files::map_input`]),
+/// checked to be whole records.
+pub fn read_stream(path: &Path) -> Result<crate::files::Input, CliError> {
+    let bytes = crate::files::map_input(path)?;
     if let Err(source) = crate::isa::stream::records(&bytes).map(|_| ()) {
         return Err(CliError::Stream {
             path: path.to_owned(),

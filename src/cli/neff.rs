@@ -32,7 +32,8 @@ pub fn is_neff(path: &Path) -> bool {
 /// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
 /// Warnings go to stderr.
 pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, CliError> {
-    let bytes = super::read_file(path)?; // bounded (crate::files)
+    // Mapped and bounded (crate::files): a raw tar is read in place.
+    let bytes = crate::files::map_input(path)?;
     let opts = Options {
         verify: !flags.no_verify,
         strict: flags.strict,

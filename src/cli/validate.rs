@@ -38,45 +38,49 @@ pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Resu
     let limit = crate::files::input_limit().unwrap_or(crate::limits::MAX_INPUT_BYTES);
     let mut first_invalid = None;
     let mut base = 0usize;
-    // Read in pieces on a second thread while the records are checked: no
-    // copy of the whole file is ever made (`validate` end to end runs at
-    // nearly its in-process rate).
-    let read = crate::files::read_chunks(
-        path,
-        limit,
-        VALIDATE_CHUNK,
-        |piece: &[u8]| -> Result<(), CliError> {
-            let whole = piece.len() - piece.len() % RECORD_BYTES;
-            for (offset, r) in records(&piece[..whole]).expect("whole records") {
-                let offset = base + offset;
-                let res = check(&r, target);
-                if json {
-                    let line = JsonRecord {
-                        offset,
-                        opcode: r.0[0],
-                        valid: res.is_ok(),
-                        predicate: res.as_ref().err().map(|f| f.predicate()),
-                        detail: res.as_ref().err().map(|f| f.detail()),
-                    };
-                    let s = serde_json::to_string(&line).expect("plain struct serialises");
-                    writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
-                }
-                if let Err(fail) = res {
-                    let inv = InvalidRecord {
-                        offset,
-                        opcode: r.0[0],
-                        fail,
-                    };
-                    if !json {
-                        return Err(inv.into());
-                    }
-                    first_invalid.get_or_insert(inv);
-                }
+    let mut each = |piece: &[u8]| -> Result<(), CliError> {
+        let whole = piece.len() - piece.len() % RECORD_BYTES;
+        for (offset, r) in records(&piece[..whole]).expect("whole records") {
+            let offset = base + offset;
+            let res = check(&r, target);
+            if json {
+                let line = JsonRecord {
+                    offset,
+                    opcode: r.0[0],
+                    valid: res.is_ok(),
+                    predicate: res.as_ref().err().map(|f| f.predicate()),
+                    detail: res.as_ref().err().map(|f| f.detail()),
+                };
+                let s = serde_json::to_string(&line).expect("plain struct serialises");
+                writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
             }
-            base += whole;
-            Ok(())
-        },
-    )?;
+            if let Err(fail) = res {
+                let inv = InvalidRecord {
+                    offset,
+                    opcode: r.0[0],
+                    fail,
+                };
+                if !json {
+                    return Err(inv.into());
+                }
+                first_invalid.get_or_insert(inv);
+            }
+        }
+        base += whole;
+        Ok(())
+    };
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let read = if regular {
+        // A regular file is mapped: its records are checked straight from
+        // the page cache, with no copy (`validate` end to end runs at nearly
+        // its in-process rate).
+        let bytes = crate::files::map_bounded(path, limit)?;
+        each(&bytes).map(|()| bytes.len() as u64)
+    } else {
+        // A FIFO or a device is read in pieces on a second thread while the
+        // records are checked: it is never held whole.
+        crate::files::read_chunks(path, limit, VALIDATE_CHUNK, &mut each)?
+    };
     let total = read?;
     // A device or FIFO ends where it ends: a partial record is found here.
     if !total.is_multiple_of(RECORD_BYTES as u64) {
@@ -98,9 +102,9 @@ pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Resu
     Ok(())
 }
 
-/// Bytes `validate` reads at a time: whole records, large enough that a
-/// read costs little beside checking its records, small enough to stay in
-/// cache.
+/// Bytes `validate` reads at a time from a FIFO or a device: whole records,
+/// large enough that a read costs little beside checking its records, small
+/// enough to stay in cache.
 const VALIDATE_CHUNK: usize = 1 << 20;
 
 /// `validate --lower`: lowers the stream in `path` (SPEC §8, EC-29) and

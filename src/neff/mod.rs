@@ -178,7 +178,7 @@ pub struct Container {
     /// True when the payload was a gzip member (NEFF-EC-1).
     pub gzip: bool,
     /// The inflated tar, or the whole file when the tar is stored raw.
-    buf: Vec<u8>,
+    buf: Kept,
     /// Where the tar lies in `buf`.
     tar_at: std::ops::Range<usize>,
     /// Stored members, archive order.
@@ -189,10 +189,22 @@ pub struct Container {
     pub warnings: Vec<String>,
 }
 
+/// Bytes a [`Container`] keeps: the inflated tar, or the file itself (an
+/// owned buffer or a mapped file, [`crate::files::Input`]) when its tar is
+/// stored raw, so that a raw tar is never copied.
+#[derive(Clone)]
+struct Kept(std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>);
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} bytes", (*self.0).as_ref().len())
+    }
+}
+
 impl Container {
     /// The tar's bytes (member ranges index into them).
     pub fn tar(&self) -> &[u8] {
-        &self.buf[self.tar_at.clone()]
+        &(*self.buf.0).as_ref()[self.tar_at.clone()]
     }
 
     /// A member's bytes by exact name.
@@ -212,9 +224,13 @@ pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
     open_owned(bytes.to_vec(), opts)
 }
 
-/// [`open`] on bytes the container may keep: a raw tar is then not copied.
-pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError> {
-    let (header, data) = header::check(&bytes)?;
+/// [`open`] on bytes the container may keep (a buffer, or a mapped file from
+/// [`crate::files::map_input`]): a raw tar is then not copied.
+pub fn open_owned<B>(bytes: B, opts: &Options) -> Result<Container, NeffError>
+where
+    B: AsRef<[u8]> + Send + Sync + 'static,
+{
+    let (header, data) = header::check(bytes.as_ref())?;
     // Step 8, NEFF-EC-2.
     if opts.verify {
         if data.is_empty() {
@@ -237,7 +253,7 @@ pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError
     let (buf, tar_at) = if gz {
         let tar = gunzip(data, opts.inflate_limit).map_err(meta)?;
         let n = tar.len();
-        (tar, 0..n)
+        (Kept(std::sync::Arc::new(tar)), 0..n)
     } else {
         if data.len() as u64 > opts.inflate_limit {
             return Err(meta(format!(
@@ -246,10 +262,10 @@ pub fn open_owned(bytes: Vec<u8>, opts: &Options) -> Result<Container, NeffError
             )));
         }
         let at = HEADER_BYTES..HEADER_BYTES + data.len();
-        (bytes, at)
+        (Kept(std::sync::Arc::new(bytes)), at)
     };
     // Step 10.
-    let idx = walk(&buf[tar_at.clone()]).map_err(meta)?;
+    let idx = walk(&(*buf.0).as_ref()[tar_at.clone()]).map_err(meta)?;
     Ok(Container {
         header,
         gzip: gz,
@@ -272,6 +288,9 @@ pub fn read(bytes: &[u8], opts: &Options) -> Result<Neff, NeffError> {
 }
 
 /// [`read`] on bytes the result may keep (a raw tar is then not copied).
-pub fn read_owned(bytes: Vec<u8>, opts: &Options) -> Result<Neff, NeffError> {
+pub fn read_owned<B>(bytes: B, opts: &Options) -> Result<Neff, NeffError>
+where
+    B: AsRef<[u8]> + Send + Sync + 'static,
+{
     model::load(open_owned(bytes, opts)?, opts)
 }
