@@ -1,15 +1,15 @@
 //! The CPU reference backend: SPEC §6 and SPEC-KERNELS in executable form,
 //! one module per kernel family. Every GPU backend must reproduce its bits.
 
-pub mod copy;
-pub mod cross_lane;
+pub(crate) mod copy;
+pub(crate) mod cross_lane;
 pub(crate) mod elementwise;
-pub mod iota;
-pub mod lanes;
-pub mod nonzero;
+pub(crate) mod iota;
+pub(crate) mod lanes;
+pub(crate) mod nonzero;
 pub mod pool;
-pub mod seq_bounds;
-pub mod tensor_tensor;
+pub(crate) mod seq_bounds;
+pub(crate) mod tensor_tensor;
 pub(crate) mod walks;
 
 use crate::device::exec::{BackendError, Executor};

@@ -4,7 +4,7 @@
 //! submission each) when the host must see memory. Memory goes to the GPU
 //! whole before the first batch after [`Executor::finish`] — or not at all
 //! when the host says it is zero ([`Executor::host_zeroed`]: the GPU zeroes
-//! its own). From then on the GPU holds it, and [`Newer`] tracks the bytes
+//! its own). From then on the GPU holds it, and `Newer` (`newer.rs`) tracks the bytes
 //! queued ops may have written: a DMA ([`Executor::host_access`]) reads back
 //! only the part of its footprint in them, the bytes it writes go up alone
 //! ([`Executor::host_wrote`]), and `finish` reads back only them.

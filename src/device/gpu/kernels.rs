@@ -314,7 +314,7 @@ pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
 /// The pipelines the portability test (tests/isa/shader_portability.rs)
 /// translates for every backend, family by family from each family's own
 /// list: every Pool variant, the copy kernel, and the elementwise families'
-/// covering set ([`super::elementwise::variants`]). [`is_listed`] says
+/// covering set (`elementwise::variants`). [`is_listed`] says
 /// whether the families can produce a key, so the lists cannot go stale.
 pub fn every_pipeline() -> Vec<PipelineKey> {
     let mut keys = super::pool::variants();

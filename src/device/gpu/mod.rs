@@ -4,22 +4,22 @@
 //! Getting a device ([`context`]) is separate from running on it. Device
 //! memory ([`memory`]) is separate from the kernels ([`kernels`]: the WGSL
 //! library and one pipeline cache); each kernel family encodes its op as a
-//! [`batch::Dispatch`] ([`pool`], [`elementwise`]), and [`batch::run`] runs a batch of them
+//! [`batch::Dispatch`] ([`pool`], `elementwise`), and [`batch::run`] runs a batch of them
 //! on the memory. [`GpuExecutor`] puts these together behind the
 //! [`crate::device::Executor`] contract.
 
 pub mod batch;
 pub mod context;
 pub mod copy;
-pub mod elementwise;
+pub(crate) mod elementwise;
 pub mod executor;
 pub mod kernels;
-pub mod lane_kernels;
+pub(crate) mod lane_kernels;
 pub mod memory;
-pub mod newer;
+pub(crate) mod newer;
 pub mod params;
 pub mod pool;
-pub mod timer;
+pub(crate) mod timer;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;
