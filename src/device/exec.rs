@@ -19,6 +19,11 @@ pub struct HostRange {
     pub bytes: Range<usize>,
 }
 
+/// A copy of device memory a backend started for the host to read later
+/// ([`Executor::capture`], [`Executor::collect`]): an id of the backend's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capture(pub u64);
+
 /// A backend failure (the CPU executor has none; GPU backends report theirs here).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{backend} backend: {message}")]
@@ -78,5 +83,27 @@ pub trait Executor {
         _ranges: &[HostRange],
     ) -> Result<(), BackendError> {
         Ok(())
+    }
+    /// Starts a copy of `ranges` as they will be once every op queued so
+    /// far has run, for the host to read later with [`Executor::collect`]
+    /// instead of waiting now (a DMA from SBUF/PSUM to DRAM whose DRAM
+    /// bytes nothing reads yet). `Ok(None)`, the default: nothing to defer,
+    /// the caller makes `mem` current with [`Executor::host_access`] and
+    /// reads it now.
+    fn capture(
+        &mut self,
+        _mem: &DeviceMemory,
+        _ranges: &[HostRange],
+    ) -> Result<Option<Capture>, BackendError> {
+        Ok(None)
+    }
+    /// The bytes of `captures`, in order: each the bytes of its ranges,
+    /// concatenated in order. One wait for all of them; every capture
+    /// started before is settled, and those not named are dropped.
+    fn collect(&mut self, captures: &[Capture]) -> Result<Vec<Vec<u8>>, BackendError> {
+        match captures {
+            [] => Ok(Vec::new()),
+            _ => Err(BackendError::new(self.name(), "no captures were started")),
+        }
     }
 }

@@ -119,6 +119,24 @@ impl WalkPlan {
     /// from the first touched to the last (a row that stays in one partition
     /// costs one step, one that crosses partitions one per element). In
     /// DRAM: nothing.
+    /// In DRAM: the bytes `[lo, hi)` from the lowest element the walk
+    /// touches to the end of the highest. On chip, or empty: none.
+    fn dram_hull(&self) -> Option<(i64, i64)> {
+        if !matches!(self.space, Space::Dram) || self.elements() == 0 {
+            return None;
+        }
+        let (mut lo, mut hi) = (self.start, self.start);
+        for d in 0..2 {
+            let extent = (self.num[d] as i64 - 1) * self.step[d];
+            if extent < 0 {
+                lo += extent;
+            } else {
+                hi += extent;
+            }
+        }
+        Some((lo, hi + self.elem as i64))
+    }
+
     fn host_ranges(&self, out: &mut Vec<HostRange>) {
         let Space::OnChip(region) = self.space else {
             return;
@@ -586,6 +604,20 @@ impl DmaPlan {
         let written = v.len();
         self.dst.host_ranges(&mut v);
         (v, written)
+    }
+
+    /// The DRAM bytes `[lo, hi)` from the lowest either walk touches in
+    /// DRAM to the highest, per walk in DRAM.
+    pub(crate) fn dram_hulls(&self) -> impl Iterator<Item = (i64, i64)> {
+        self.src.dram_hull().into_iter().chain(self.dst.dram_hull())
+    }
+
+    /// True when the DMA reads SBUF/PSUM and writes DRAM: its host half may
+    /// wait on a capture of its source ([`crate::device::Executor::capture`]).
+    pub(crate) fn on_chip_to_dram(&self) -> bool {
+        self.elements() > 0
+            && matches!(self.src.space, Space::OnChip(_))
+            && matches!(self.dst.space, Space::Dram)
     }
 
     /// True when either walk is in SBUF or PSUM (the host copy must be current).

@@ -19,7 +19,9 @@ use super::DEFAULT_MAX_RECORDS;
 use super::dma;
 use super::stage::{Cond, Op, Staged, Step, To};
 use super::timeline::Timeline;
-use crate::device::{DeviceMemory, DispatchError, Executor, Trace, Validated, dispatch};
+use crate::device::{
+    Capture, DeviceMemory, DispatchError, Executor, HostRange, Trace, Validated, dispatch,
+};
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
 use crate::isa::record::Events;
@@ -322,6 +324,21 @@ pub struct Machine {
     traced_block: [Option<usize>; 5],
     /// The timeline recorder, told of every executed record when attached.
     timeline: Option<Box<Timeline>>,
+    /// DMAs from SBUF/PSUM to DRAM whose source the backend captured and
+    /// whose DRAM writes wait for [`Machine::land_deferred`], in order.
+    deferred: Vec<Deferred>,
+}
+
+/// A DMA whose host half waits on a capture of its source.
+struct Deferred {
+    /// Engine and record index of the DMA.
+    engine: usize,
+    index: usize,
+    /// Its source ranges (the capture holds their bytes, in order).
+    ranges: Vec<HostRange>,
+    capture: Capture,
+    /// The DRAM bytes it writes, `[lo, hi)`.
+    hull: (i64, i64),
 }
 
 impl fmt::Debug for Machine {
@@ -371,6 +388,7 @@ impl Machine {
             max_work: DEFAULT_MAX_WORK,
             traced_block: [None; 5],
             timeline: None,
+            deferred: Vec::new(),
         }
     }
 
@@ -394,6 +412,7 @@ impl Machine {
         self.executed = [0; 5];
         self.work = 0;
         self.traced_block = [None; 5];
+        self.deferred.clear();
     }
 
     /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
@@ -534,10 +553,43 @@ impl Machine {
                 None => break Err(RunError::Deadlock(self.deadlock())),
             }
         };
-        // Deferred backend work lands in host memory whatever happened.
+        // Deferred DMAs land in DRAM, and deferred backend work in host
+        // memory, whatever happened.
+        let landed = self.land_deferred(exec);
         let done = exec.finish(&mut self.mem);
         result?;
+        landed?;
         done?;
+        Ok(())
+    }
+
+    /// Lands every deferred DMA in DRAM, in order, from its captured source
+    /// bytes: one wait on the backend for all of them. The host's copy of
+    /// SBUF/PSUM is the backend's business, so it is put back as it was.
+    fn land_deferred(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        let captures: Vec<Capture> = deferred.iter().map(|d| d.capture).collect();
+        let bytes = exec.collect(&captures)?;
+        for (d, b) in deferred.iter().zip(bytes) {
+            let Op::Dma(plan) = &self.staged.steps[d.engine][d.index].op else {
+                unreachable!("only DMAs are deferred");
+            };
+            let mut saved = Vec::with_capacity(d.ranges.len());
+            let mut at = 0;
+            for r in &d.ranges {
+                let host = &mut self.mem.region_bytes_mut(r.region)[r.bytes.clone()];
+                saved.push(host.to_vec());
+                host.copy_from_slice(&b[at..at + r.bytes.len()]);
+                at += r.bytes.len();
+            }
+            dma::execute(plan, &mut self.mem, &mut self.dram);
+            for (r, s) in d.ranges.iter().zip(saved) {
+                self.mem.region_bytes_mut(r.region)[r.bytes.clone()].copy_from_slice(&s);
+            }
+        }
         Ok(())
     }
 
@@ -618,7 +670,8 @@ impl Machine {
     ) -> Result<(), RunError> {
         let engine = Engine::ALL[e];
         let idx = self.pc[e];
-        let step: &Step = &self.staged.steps[e][idx];
+        let staged = Arc::clone(&self.staged);
+        let step: &Step = &staged.steps[e][idx];
         let len = self.staged.steps[e].len() * RECORD_BYTES;
         if trace.enabled() {
             let mut line = format!(
@@ -716,10 +769,36 @@ impl Machine {
                 }
             }
             Op::Dma(plan) => {
-                if plan.touches_on_chip() {
+                // DRAM bytes a deferred DMA still owes are landed before
+                // any DMA reads or writes them.
+                if plan
+                    .dram_hulls()
+                    .any(|(lo, hi)| self.deferred.iter().any(|d| lo < d.hull.1 && d.hull.0 < hi))
+                {
+                    self.land_deferred(exec)?;
+                }
+                let (ranges, written) = if plan.touches_on_chip() {
+                    plan.host_ranges()
+                } else {
+                    (Vec::new(), 0)
+                };
+                let capture = if plan.on_chip_to_dram() {
+                    exec.capture(&self.mem, &ranges)?
+                } else {
+                    None
+                };
+                if let Some(capture) = capture {
+                    let hull = plan.dram_hulls().next().expect("a DMA to DRAM");
+                    self.deferred.push(Deferred {
+                        engine: e,
+                        index: idx,
+                        ranges,
+                        capture,
+                        hull,
+                    });
+                } else if plan.touches_on_chip() {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.
-                    let (ranges, written) = plan.host_ranges();
                     exec.host_access(&mut self.mem, &ranges)?;
                     dma::execute(plan, &mut self.mem, &mut self.dram);
                     if written < ranges.len() {

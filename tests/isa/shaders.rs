@@ -6,7 +6,7 @@ use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Expression, ScalarKind, TypeInner};
 use tpb_emu::device::gpu::kernels::Shader;
 
-const SHADERS: [Shader; 8] = [
+const SHADERS: [Shader; 9] = [
     Shader::Pool,
     Shader::Copy,
     Shader::Cast,
@@ -15,6 +15,7 @@ const SHADERS: [Shader; 8] = [
     Shader::CrossLane,
     Shader::Nonzero,
     Shader::SeqBounds,
+    Shader::Spans,
 ];
 
 fn module(shader: Shader) -> (naga::Module, naga::valid::ModuleInfo) {

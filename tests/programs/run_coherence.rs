@@ -113,3 +113,87 @@ fn one_executor_runs_program_after_program() {
         }
     }
 }
+
+/// DMAs from SBUF to DRAM that the GPU backend defers (it captures their
+/// source behind the kernels: `Executor::capture`) land in DRAM before a
+/// later DMA reads their DRAM bytes, from the bytes they read even when a
+/// later DMA overwrote those, and at the end of the run.
+#[test]
+fn deferred_dmas_to_dram_land_before_their_bytes_are_read() {
+    use tpb_emu::isa::enums::PoolFunc;
+    use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_pool};
+    use tpb_emu::runtime::Variable;
+    let Some(gpu) = common::gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(7);
+    let f32s = |n: usize, rng: &mut fastrand::Rng| -> Vec<u8> {
+        (0..n)
+            .flat_map(|_| (rng.f32() * 200.0 - 100.0).to_le_bytes())
+            .collect()
+    };
+    let mut p = Program::new(Arch::Cayman);
+    p.add(Variable::input(
+        "x",
+        1,
+        Dtype::FP32,
+        &[128, 16],
+        f32s(2048, &mut rng),
+    ));
+    p.add(Variable::input(
+        "mid",
+        2,
+        Dtype::FP32,
+        &[128, 4],
+        f32s(512, &mut rng),
+    ));
+    p.add(Variable::input(
+        "y",
+        3,
+        Dtype::FP32,
+        &[128, 4],
+        f32s(512, &mut rng),
+    ));
+    // Elements from one partition to the next, for 4-byte elements.
+    let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
+    let sbuf = |offset: u32, n: u16| {
+        walk(
+            on_chip(Region::Sbuf.addr(0, offset)),
+            [1, part],
+            [n, 128],
+            4,
+        )
+    };
+    let dram = |id: u32, n: u16| walk(var(id, 0), [1, n as i32], [n, 128], 4);
+    let dma = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
+    let out = SEED_DST_OFFSET;
+    p.set_stream(
+        Engine::Pool,
+        &[
+            dma(dram(1, 16), sbuf(0, 16)),
+            seed_pool(PoolFunc::MAX_POOL, 128).encode(),
+            // Deferred: its source was written by the Pool record.
+            dma(sbuf(out, 4), dram(2, 4)),
+            // Overwrites that source before the deferred DMA lands.
+            dma(walk(var(1, 0), [1, 16], [4, 128], 4), sbuf(out, 4)),
+            // Reads the deferred DMA's DRAM bytes: it must land first.
+            dma(dram(2, 4), dram(3, 4)),
+            seed_pool(PoolFunc::AVG_POOL, 128).encode(),
+            // Deferred until the end of the run.
+            dma(sbuf(out, 4), dram(2, 4)),
+        ],
+    );
+    let cpu = run(&mut CpuExecutor::default(), &p);
+    let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    let g = run(&mut exec, &p);
+    // The reference moved MAX outputs into `y` (not `x`'s bytes, not `y`'s
+    // initial bytes), and AVG outputs into `mid`.
+    assert_ne!(
+        cpu.variable("y"),
+        Some(&p.variables[2].init.clone().unwrap()[..])
+    );
+    for v in ["x", "mid", "y"] {
+        assert!(g.variable(v) == cpu.variable(v), "`{v}` differs");
+    }
+    if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+        panic!("{d}");
+    }
+}

@@ -1,39 +1,70 @@
 //! The GPU backend behind [`crate::device::Executor`].
 //!
-//! Ops are encoded as they are dispatched and run in batches (in order, one
-//! submission each) when the host must see memory. Memory goes to the GPU
+//! Ops are encoded as they are dispatched and submitted in batches (in
+//! order, one submission each, not waited for) when the host must see
+//! memory; only a read-back or `finish` waits. Memory goes to the GPU
 //! whole before the first batch after [`Executor::finish`] — or not at all
 //! when the host says it is zero ([`Executor::host_zeroed`]: the GPU zeroes
 //! its own). From then on the GPU holds it, and `Newer` (`newer.rs`) tracks the bytes
 //! queued ops may have written: a DMA ([`Executor::host_access`]) reads back
 //! only the part of its footprint in them, the bytes it writes go up alone
-//! ([`Executor::host_wrote`]), and `finish` reads back only them.
+//! ([`Executor::host_wrote`]), and `finish` reads back only them. A DMA to
+//! DRAM may instead take a capture ([`Executor::capture`]): a copy of its
+//! source queued behind the ops, collected with others in one wait.
 
-use super::batch::{self, Dispatch, EncodeCx};
+use super::batch::{self, Command, Dispatch, EncodeCx, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
-use super::memory::GpuMemory;
+use super::memory::{GpuMemory, Staging};
 use super::newer::Newer;
 use super::params::{add_by_bits, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
-use crate::device::{BackendError, Executor, HostRange};
+use crate::device::{BackendError, Capture, Executor, HostRange};
 use crate::limits::Arch;
-use std::time::Duration;
 
 /// Runs device ops on a GPU.
 pub struct GpuExecutor<'g> {
     memory: GpuMemory<'g>,
     kernels: Kernels<'g>,
     cx: EncodeCx,
-    queued: Vec<Dispatch>,
-    gpu_time: Option<Duration>,
+    /// Commands not yet submitted, in program order.
+    queued: Vec<Command>,
+    /// The host's bytes and spans for their uploads and captures.
+    staged: Staged,
     /// The GPU holds memory (the host's copy is current outside `newer`);
     /// else the host's copy is the truth, uploaded whole before the next batch.
     gpu_holds: bool,
     /// Bytes queued or run ops may have written since the GPU took memory.
     newer: Newer,
+    /// Captures not yet collected ([`Executor::capture`]).
+    captures: Vec<Pending>,
+    /// The capture buffers of submitted batches, their mappings requested.
+    batches: Vec<Staging>,
+    /// The next capture's id.
+    next_capture: u64,
+    /// Bytes of the captures not yet collected.
+    captured_bytes: u64,
 }
+
+/// A capture not yet collected.
+struct Pending {
+    id: u64,
+    /// Its batch's capture buffer in `batches`; `None` while queued.
+    batch: Option<usize>,
+    /// Its ranges' bytes in that buffer.
+    parts: Vec<std::ops::Range<usize>>,
+    bytes: u64,
+}
+
+/// Commands queued before they are submitted without waiting (bounds the
+/// submission's size).
+const MAX_QUEUED: usize = 4096;
+/// Upload bytes queued before they are submitted (bounds staging memory).
+const MAX_QUEUED_BYTES: u64 = 64 << 20;
+/// Captured bytes held for the host before a capture is refused (the
+/// caller then reads device memory at once).
+const MAX_CAPTURED_BYTES: u64 = 256 << 20;
 
 /// The one place that maps a device op to its kernel family's encoder.
 pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
@@ -56,9 +87,13 @@ impl<'g> GpuExecutor<'g> {
             kernels: Kernels::new(gpu)?,
             cx: EncodeCx::of(gpu, arch),
             queued: Vec::new(),
-            gpu_time: None,
+            staged: Staged::default(),
             gpu_holds: false,
             newer: Newer::new(arch),
+            captures: Vec::new(),
+            batches: Vec::new(),
+            next_capture: 0,
+            captured_bytes: 0,
         })
     }
 
@@ -75,25 +110,55 @@ impl<'g> GpuExecutor<'g> {
         self.cx.add_by_bits = on;
     }
 
-    /// Runs the queued ops on the GPU's memory (uploading the host's first
-    /// when the host holds the truth).
+    /// Submits the queued commands on the GPU's memory (uploading the
+    /// host's first when the host holds the truth), without waiting: a
+    /// read-back waits for them, `finish` for the rest. Captures whose
+    /// copies are now submitted may be mapped.
     fn run_queued(&mut self, mem: &DeviceMemory) -> Result<(), DeviceError> {
         if self.queued.is_empty() {
             return Ok(());
         }
-        let queued = std::mem::take(&mut self.queued);
         if !self.gpu_holds {
             // `newer` holds just the queued ops' bytes (cleared by `finish`).
             self.memory.upload(mem)?;
             self.gpu_holds = true;
         }
-        self.gpu_time = batch::run(&self.kernels, &self.memory, &queued)?;
+        self.submit_queued()
+    }
+
+    /// [`GpuExecutor::run_queued`] when the GPU holds memory.
+    fn submit_queued(&mut self) -> Result<(), DeviceError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let queued = std::mem::take(&mut self.queued);
+        let staged = std::mem::take(&mut self.staged);
+        let buffer = batch::queue(&self.kernels, &self.memory, &queued, staged)?;
+        if let Some(b) = buffer {
+            let at = self.batches.len();
+            self.batches.push(Staging::map(b));
+            for c in self.captures.iter_mut().filter(|c| c.batch.is_none()) {
+                c.batch = Some(at);
+            }
+        }
         Ok(())
     }
 
-    /// GPU time of the last batch, when timestamps are available.
-    pub fn gpu_time(&self) -> Option<Duration> {
-        self.gpu_time
+    /// Queues `command` in program order, submitting the queue when it
+    /// grows large.
+    fn push(&mut self, command: Command, mem: &DeviceMemory) -> Result<(), DeviceError> {
+        self.queued.push(command);
+        let bytes = self.staged.upload.len() as u64 + self.staged.capture_bytes;
+        if self.queued.len() >= MAX_QUEUED || bytes >= MAX_QUEUED_BYTES {
+            self.run_queued(mem)?;
+        }
+        Ok(())
+    }
+
+    /// True when queued or run ops may have written some byte of `ranges`
+    /// that the host's copy lacks.
+    fn any_newer(&self, ranges: &[HostRange]) -> bool {
+        ranges.iter().any(|r| self.newer.clip(r).is_some())
     }
 }
 
@@ -122,9 +187,9 @@ impl Executor for GpuExecutor<'_> {
         if mem.arch() != self.memory.arch() {
             return Err(BackendError::new("gpu", "memory of another generation"));
         }
-        self.queued.push(encode(op, &self.cx));
         self.newer.add_op(op);
-        Ok(())
+        self.push(Command::Dispatch(encode(op, &self.cx)), mem)
+            .map_err(backend)
     }
 
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
@@ -135,7 +200,12 @@ impl Executor for GpuExecutor<'_> {
             self.gpu_holds = false;
         }
         self.newer.clear();
-        Ok(())
+        self.captures.clear();
+        self.batches.clear();
+        self.captured_bytes = 0;
+        // Every submission has completed (and any failure is reported) by
+        // the time a run ends.
+        self.kernels.gpu().wait().map_err(backend)
     }
 
     fn host_zeroed(&mut self, mem: &DeviceMemory) -> Result<(), BackendError> {
@@ -153,24 +223,95 @@ impl Executor for GpuExecutor<'_> {
         mem: &mut DeviceMemory,
         ranges: &[HostRange],
     ) -> Result<(), BackendError> {
+        if !self.gpu_holds && !self.queued.is_empty() {
+            // The queued ops run on memory as it is before the host's access.
+            self.run_queued(mem).map_err(backend)?;
+        }
+        // Outside `newer` the host's copy is current already: nothing to
+        // submit or wait for. Written ranges count too: a footprint's gaps
+        // go up again with the bytes the host writes.
+        if !self.any_newer(ranges) {
+            return Ok(());
+        }
         self.run_queued(mem).map_err(backend)?;
-        if self.gpu_holds {
-            // Written ranges come back too: a footprint's gaps go up again
-            // with the bytes the host writes. Outside `newer` the host's
-            // copy is current already.
-            let stale: Vec<HostRange> = ranges.iter().filter_map(|r| self.newer.clip(r)).collect();
-            self.memory.download_ranges(mem, &stale).map_err(backend)?;
-            for r in &stale {
-                self.newer.read_back(r);
-            }
+        let stale: Vec<HostRange> = ranges.iter().filter_map(|r| self.newer.clip(r)).collect();
+        self.memory.download_ranges(mem, &stale).map_err(backend)?;
+        for r in &stale {
+            self.newer.read_back(r);
         }
         Ok(())
     }
 
     fn host_wrote(&mut self, mem: &DeviceMemory, ranges: &[HostRange]) -> Result<(), BackendError> {
+        // `host_access` came first, so queued ops are ahead of an upload:
+        // while the host holds the truth the next batch uploads it whole.
         if self.gpu_holds {
-            self.memory.upload_ranges(mem, ranges).map_err(backend)?;
+            // In program order behind the queued ops.
+            let spans = (self.memory)
+                .upload_spans(mem, ranges, &mut self.staged.upload)
+                .map_err(backend)?;
+            if !spans.is_empty() {
+                let d = self.staged.add(&spans, true, self.cx.max_x);
+                self.push(d, mem).map_err(backend)?;
+            }
         }
         Ok(())
+    }
+
+    fn capture(
+        &mut self,
+        mem: &DeviceMemory,
+        ranges: &[HostRange],
+    ) -> Result<Option<Capture>, BackendError> {
+        if !self.any_newer(ranges) || self.captured_bytes >= MAX_CAPTURED_BYTES {
+            return Ok(None); // the host's copy is current there, or read it now
+        }
+        if !self.gpu_holds {
+            self.run_queued(mem).map_err(backend)?;
+        }
+        let (spans, parts) = (self.memory).capture_spans(ranges, &mut self.staged.capture_bytes);
+        let bytes = spans.iter().map(|s| s.2).sum::<u64>();
+        let id = self.next_capture;
+        self.next_capture += 1;
+        self.captured_bytes += bytes;
+        self.captures.push(Pending {
+            id,
+            batch: None,
+            parts,
+            bytes,
+        });
+        let d = self.staged.add(&spans, false, self.cx.max_x);
+        self.push(d, mem).map_err(backend)?;
+        Ok(Some(Capture(id)))
+    }
+
+    fn collect(&mut self, captures: &[Capture]) -> Result<Vec<Vec<u8>>, BackendError> {
+        if captures.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Captures exist only while the GPU holds memory.
+        self.submit_queued().map_err(backend)?;
+        self.kernels.gpu().wait().map_err(backend)?;
+        // Every pending capture is in a submitted batch now: read them all.
+        let batches: Vec<Vec<u8>> = std::mem::take(&mut self.batches)
+            .into_iter()
+            .map(Staging::take)
+            .collect::<Result<_, _>>()
+            .map_err(backend)?;
+        let pending = std::mem::take(&mut self.captures);
+        self.captured_bytes = 0;
+        let mut out = Vec::with_capacity(captures.len());
+        for c in captures {
+            let p = pending.iter().find(|p| p.id == c.0).ok_or_else(|| {
+                BackendError::new("gpu", format!("capture {} is not pending", c.0))
+            })?;
+            let b = &batches[p.batch.expect("submitted above")];
+            let mut bytes = Vec::with_capacity(p.bytes as usize);
+            for part in &p.parts {
+                bytes.extend_from_slice(&b[part.clone()]);
+            }
+            out.push(bytes);
+        }
+        Ok(out)
     }
 }

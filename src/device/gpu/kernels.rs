@@ -80,6 +80,10 @@ pub const SEQ_BOUNDS_WGSL: &str = concat!(
     include_str!("../../../shaders/seq_bounds.wgsl"),
 );
 
+/// The host's spans (a DMA's bytes up, captures down): `spans.wgsl` alone
+/// (device memory as plain words, binding 0 of [`Kernels::spans_layout`]).
+pub const SPANS_WGSL: &str = include_str!("../../../shaders/spans.wgsl");
+
 /// The benchmarks' reference copy kernel (its own buffers, no device memory).
 pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
@@ -109,6 +113,9 @@ pub enum Shader {
     Nonzero,
     /// GetSequenceBounds records ([`SEQ_BOUNDS_WGSL`]).
     SeqBounds,
+    /// The host's spans ([`SPANS_WGSL`]; the memory layout plus bindings 3
+    /// and 4, [`Kernels::spans_layout`]).
+    Spans,
 }
 
 impl Shader {
@@ -123,6 +130,7 @@ impl Shader {
             Shader::CrossLane => CROSS_LANE_WGSL,
             Shader::Nonzero => NONZERO_WGSL,
             Shader::SeqBounds => SEQ_BOUNDS_WGSL,
+            Shader::Spans => SPANS_WGSL,
         }
     }
 
@@ -137,6 +145,7 @@ impl Shader {
             Shader::CrossLane => "cross_lane.wgsl",
             Shader::Nonzero => "nonzero.wgsl",
             Shader::SeqBounds => "seq_bounds.wgsl",
+            Shader::Spans => "spans.wgsl",
         }
     }
 
@@ -165,6 +174,8 @@ pub struct Kernels<'g> {
     gpu: &'g Gpu,
     memory_layout: wgpu::BindGroupLayout,
     memory_pipeline_layout: wgpu::PipelineLayout,
+    spans_layout: wgpu::BindGroupLayout,
+    spans_pipeline_layout: wgpu::PipelineLayout,
     modules: RefCell<HashMap<Shader, wgpu::ShaderModule>>,
     pipelines: RefCell<HashMap<PipelineKey, wgpu::ComputePipeline>>,
 }
@@ -180,28 +191,32 @@ impl<'g> Kernels<'g> {
                 binding,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    // The spans' list (binding 4) is only read.
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: binding == 4,
+                    },
                     has_dynamic_offset: false,
                     min_binding_size: None,
                 },
                 count: None,
             };
+            let params = wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
+                },
+                count: None,
+            };
             let memory_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some("device memory"),
-                entries: &[
-                    storage(0),
-                    storage(2),
-                    wgpu::BindGroupLayoutEntry {
-                        binding: 1,
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Uniform,
-                            has_dynamic_offset: true,
-                            min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
-                        },
-                        count: None,
-                    },
-                ],
+                entries: &[storage(0), storage(2), params],
+            });
+            let spans_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("host spans"),
+                entries: &[storage(0), params, storage(3), storage(4)],
             });
             let memory_pipeline_layout =
                 device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -209,10 +224,18 @@ impl<'g> Kernels<'g> {
                     bind_group_layouts: &[Some(&memory_layout)],
                     immediate_size: 0,
                 });
+            let spans_pipeline_layout =
+                device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("host spans"),
+                    bind_group_layouts: &[Some(&spans_layout)],
+                    immediate_size: 0,
+                });
             Kernels {
                 gpu,
                 memory_layout,
                 memory_pipeline_layout,
+                spans_layout,
+                spans_pipeline_layout,
                 modules: RefCell::default(),
                 pipelines: RefCell::default(),
             }
@@ -227,6 +250,13 @@ impl<'g> Kernels<'g> {
     /// The bind group layout of every kernel that runs on device memory.
     pub fn memory_layout(&self) -> &wgpu::BindGroupLayout {
         &self.memory_layout
+    }
+
+    /// The bind group layout of [`Shader::Spans`]: binding 0 the memory as
+    /// u32 words, 1 the parameter block (dynamic offset), 3 the batch's
+    /// staging words, 4 its spans.
+    pub fn spans_layout(&self) -> &wgpu::BindGroupLayout {
+        &self.spans_layout
     }
 
     fn module(&self, shader: Shader) -> Result<wgpu::ShaderModule, DeviceError> {
@@ -256,10 +286,11 @@ impl<'g> Kernels<'g> {
         let module = self.module(key.shader)?;
         let constants: Vec<(&str, f64)> =
             key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
-        let layout = key
-            .shader
-            .binds_device_memory()
-            .then_some(&self.memory_pipeline_layout);
+        let layout = match key.shader {
+            Shader::Spans => Some(&self.spans_pipeline_layout),
+            s if s.binds_device_memory() => Some(&self.memory_pipeline_layout),
+            _ => None,
+        };
         let p = self.gpu.scoped(|| {
             self.gpu
                 .device
@@ -321,6 +352,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
     keys.extend(super::elementwise::variants());
     keys.push(super::copy::key());
     keys.extend(super::lane_kernels::variants());
+    keys.extend(super::batch::span_keys());
     keys
 }
 
@@ -328,7 +360,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
 /// must be listed: tests/device/backends.rs checks it on random records).
 pub fn is_listed(key: &PipelineKey) -> bool {
     match key.shader {
-        Shader::Pool | Shader::Copy => every_pipeline().contains(key),
+        Shader::Pool | Shader::Copy | Shader::Spans => every_pipeline().contains(key),
         _ => super::elementwise::covers(key),
     }
 }

@@ -3,6 +3,7 @@
 //! in ranges (what a DMA touches, what kernels wrote). Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
+use super::batch::Span;
 use super::context::{DeviceError, Gpu};
 use crate::device::exec::HostRange;
 use crate::device::memory::DeviceMemory;
@@ -99,27 +100,78 @@ impl<'g> GpuMemory<'g> {
         })
     }
 
-    /// Copies `ranges` of `mem` to the GPU (widened to whole 4-byte words,
-    /// wgpu's copy alignment: partitions are whole words, so a widened range
-    /// stays in its partition, and the widening bytes are `mem`'s too).
-    pub fn upload_ranges(
+    /// The spans that copy `ranges` of `mem` to the GPU (widened to whole
+    /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
+    /// a widened range stays in its partition, and the widening bytes are
+    /// `mem`'s too), their bytes appended to `data`, a batch's upload bytes
+    /// ([`super::batch::Staged`]).
+    pub fn upload_spans(
         &self,
         mem: &DeviceMemory,
         ranges: &[HostRange],
-    ) -> Result<(), DeviceError> {
+        data: &mut Vec<u8>,
+    ) -> Result<Vec<Span>, DeviceError> {
         self.check_arch(mem)?;
-        self.gpu.scoped(|| {
-            for r in ranges {
+        let (spans, _) = self.spans(ranges);
+        let at = data.len() as u64;
+        for &(region, lo, hi) in &spans {
+            data.extend_from_slice(&mem.region_bytes(region)[lo..hi]);
+        }
+        Ok(self.copy_spans(&spans, at))
+    }
+
+    /// The spans that copy `ranges` (widened to words) into a batch's
+    /// capture buffer from byte `*at` on ([`super::batch::Staged`];
+    /// `*at` moves past them), and where each range's own bytes lie there.
+    pub fn capture_spans(
+        &self,
+        ranges: &[HostRange],
+        at: &mut u64,
+    ) -> (Vec<Span>, Vec<std::ops::Range<usize>>) {
+        let (spans, total) = self.spans(ranges);
+        let base = *at;
+        let mut parts = Vec::with_capacity(ranges.len());
+        let mut off = base as usize;
+        for r in ranges.iter().filter(|r| !r.bytes.is_empty()) {
+            let (lo, hi) = words(r);
+            parts.push(off + r.bytes.start - lo..off + r.bytes.end - lo);
+            off += hi - lo;
+        }
+        *at += total;
+        (self.copy_spans(&spans, base), parts)
+    }
+
+    /// `ranges` widened to whole words, without the empty ones, and their
+    /// total bytes.
+    fn spans(&self, ranges: &[HostRange]) -> (Vec<(Region, usize, usize)>, u64) {
+        let spans: Vec<(Region, usize, usize)> = ranges
+            .iter()
+            .filter(|r| !r.bytes.is_empty())
+            .map(|r| {
                 let (lo, hi) = words(r);
-                let bytes = &mem.region_bytes(r.region)[lo..hi];
-                let at = region_base(r.region, self.arch) as u64 + lo as u64;
-                self.gpu.queue.write_buffer(&self.buf, at, bytes);
-            }
-        })
+                (r.region, lo, hi)
+            })
+            .collect();
+        let total = spans.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
+        (spans, total)
+    }
+
+    /// `(memory offset, offset in a staging buffer, bytes)` of `spans` laid
+    /// out back to back in the staging buffer from byte `at`.
+    fn copy_spans(&self, spans: &[(Region, usize, usize)], mut at: u64) -> Vec<Span> {
+        spans
+            .iter()
+            .map(|&(region, lo, hi)| {
+                let from = region_base(region, self.arch) as u64 + lo as u64;
+                let span = (from, at, (hi - lo) as u64);
+                at += (hi - lo) as u64;
+                span
+            })
+            .collect()
     }
 
     /// Copies `ranges` of the GPU's memory into `mem` (widened to whole
-    /// words as in [`GpuMemory::upload_ranges`]): one staging buffer, one
+    /// words as in [`GpuMemory::upload_spans`]): one staging buffer, one
     /// submission, one wait.
     pub fn download_ranges(
         &self,
@@ -127,15 +179,7 @@ impl<'g> GpuMemory<'g> {
         ranges: &[HostRange],
     ) -> Result<(), DeviceError> {
         self.check_arch(mem)?;
-        let spans: Vec<(Region, usize, usize)> = ranges
-            .iter()
-            .map(|r| {
-                let (lo, hi) = words(r);
-                (r.region, lo, hi)
-            })
-            .filter(|&(_, lo, hi)| hi > lo)
-            .collect();
-        let total: u64 = spans.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
+        let (spans, total) = self.spans(ranges);
         if total == 0 {
             return Ok(());
         }
@@ -181,13 +225,47 @@ pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError
     })
 }
 
-/// Reads `size` bytes that `copy` gathers from `buf` into a staging buffer.
-fn read_spans(
+/// A staging buffer whose mapping was requested.
+pub struct Staging {
+    buf: wgpu::Buffer,
+    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+}
+
+impl Staging {
+    /// Requests the mapping of `buf` (its copies must be submitted).
+    pub fn map(buf: wgpu::Buffer) -> Staging {
+        let (tx, mapped) = std::sync::mpsc::channel();
+        buf.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        Staging { buf, mapped }
+    }
+
+    /// Its bytes; the device must have been waited for since it was started.
+    pub fn take(self) -> Result<Vec<u8>, DeviceError> {
+        match self.mapped.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(DeviceError::Lost(format!("map_async: {e}"))),
+            Err(_) => return Err(DeviceError::Lost("map_async never completed".into())),
+        }
+        let bytes = self
+            .buf
+            .get_mapped_range(..)
+            .map_err(|e| DeviceError::Validation(format!("get_mapped_range: {e}")))?
+            .to_vec();
+        self.buf.unmap();
+        Ok(bytes)
+    }
+}
+
+/// Submits a copy of `size` bytes that `copy` gathers into a new staging
+/// buffer, and requests its mapping; nothing waits.
+fn start_spans(
     gpu: &Gpu,
     size: u64,
     copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
-) -> Result<Vec<u8>, DeviceError> {
-    let staging = gpu.scoped(|| {
+) -> Result<Staging, DeviceError> {
+    let buf = gpu.scoped(|| {
         let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size,
@@ -199,20 +277,16 @@ fn read_spans(
         gpu.queue.submit([enc.finish()]);
         staging
     })?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
+    Ok(Staging::map(buf))
+}
+
+/// Reads `size` bytes that `copy` gathers from `buf` into a staging buffer.
+fn read_spans(
+    gpu: &Gpu,
+    size: u64,
+    copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
+) -> Result<Vec<u8>, DeviceError> {
+    let staging = start_spans(gpu, size, copy)?;
     gpu.wait()?;
-    match rx.try_recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(DeviceError::Lost(format!("map_async: {e}"))),
-        Err(_) => return Err(DeviceError::Lost("map_async never completed".into())),
-    }
-    let bytes = staging
-        .get_mapped_range(..)
-        .map_err(|e| DeviceError::Validation(format!("get_mapped_range: {e}")))?
-        .to_vec();
-    staging.unmap();
-    Ok(bytes)
+    staging.take()
 }
