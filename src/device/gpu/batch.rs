@@ -55,16 +55,18 @@ pub type Span = (u64, u64, u64);
 pub enum Command {
     /// A kernel, or a spans dispatch of [`Staged`].
     Dispatch(Dispatch),
-    /// Copy commands between memory and the batch's staging buffer, for a
-    /// few long spans (a copy command moves bytes faster than a kernel, but
-    /// costs more per span): `(memory byte, staging byte, bytes)`; up into
-    /// memory, or down into the captures (staging bytes counted from the
-    /// start of the captures).
+    /// Copy commands between memory and a staging buffer, for a few long
+    /// spans ([`by_copies`]: a copy command moves bytes faster than a
+    /// kernel, but costs more per span); up into memory, or down into the
+    /// captures.
     Copy {
         /// Up (true) or down.
         upload: bool,
         /// The spans.
         spans: Vec<Span>,
+        /// The DMA's own staging buffer; `None`: the batch's (staging bytes
+        /// of captures counted from the start of the captures).
+        buffer: Option<wgpu::Buffer>,
     },
 }
 
@@ -73,6 +75,12 @@ pub enum Command {
 const FEW_SPANS: usize = 4;
 /// See [`FEW_SPANS`].
 const LONG_SPAN: u64 = 4096;
+
+/// True when `spans` move best by copy commands: they are few, or long.
+pub fn by_copies(spans: &[Span]) -> bool {
+    let bytes: u64 = spans.iter().map(|s| s.2).sum();
+    spans.len() <= FEW_SPANS || bytes >= LONG_SPAN * spans.len() as u64
+}
 
 /// The host's side of a batch: the bytes its uploads copy (the front of
 /// its staging words), the bytes its captures fill (after them), and the
@@ -101,11 +109,11 @@ impl Staged {
     /// and returns the command that moves them: up into memory, or down
     /// into the captures.
     pub fn add(&mut self, spans: &[Span], upload: bool, max_x: u32) -> Command {
-        let bytes: u64 = spans.iter().map(|s| s.2).sum();
-        if spans.len() <= FEW_SPANS || bytes >= LONG_SPAN * spans.len() as u64 {
+        if by_copies(spans) {
             return Command::Copy {
                 upload,
                 spans: spans.to_vec(),
+                buffer: None,
             };
         }
         let first = self.spans.len() as u32;
@@ -205,7 +213,10 @@ fn submit(
             Command::Copy { .. } => None,
         })
         .collect();
-    let copies = dispatches.len() < commands.len();
+    // Copies through the batch's staging buffer.
+    let copies = commands
+        .iter()
+        .any(|c| matches!(c, Command::Copy { buffer: None, .. }));
     let gpu = kernels.gpu();
     let device = &gpu.device;
     let align = device.limits().min_uniform_buffer_offset_alignment as u64;
@@ -313,14 +324,24 @@ fn submit(
         let mut k = 0;
         let mut i = 0;
         while k < commands.len() {
-            if let Command::Copy { upload, spans } = &commands[k] {
-                let (staging, _) = host.as_ref().expect("copies have a staging buffer");
-                let captures = staged.map_or(0, |s| s.upload.len() as u64);
+            if let Command::Copy {
+                upload,
+                spans,
+                buffer,
+            } = &commands[k]
+            {
+                let (staging, shift) = match buffer {
+                    Some(own) => (own, 0),
+                    None => (
+                        &host.as_ref().expect("copies have a staging buffer").0,
+                        staged.map_or(0, |s| s.upload.len() as u64),
+                    ),
+                };
                 for &(at, off, len) in spans {
                     if *upload {
                         enc.copy_buffer_to_buffer(staging, off, mem, at, len);
                     } else {
-                        enc.copy_buffer_to_buffer(mem, at, staging, captures + off, len);
+                        enc.copy_buffer_to_buffer(mem, at, staging, shift + off, len);
                     }
                 }
                 k += 1;

@@ -15,7 +15,7 @@
 use super::batch::{self, Command, Dispatch, EncodeCx, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
-use super::memory::{GpuMemory, Staging};
+use super::memory::{GpuMemory, OwnCapture, Staging};
 use super::newer::Newer;
 use super::params::{add_by_bits, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
@@ -45,13 +45,19 @@ pub struct GpuExecutor<'g> {
     next_capture: u64,
     /// Bytes of the captures not yet collected.
     captured_bytes: u64,
+    /// Bytes of the queued uploads' own staging buffers.
+    own_upload_bytes: u64,
 }
 
 /// A capture not yet collected.
 struct Pending {
     id: u64,
-    /// Its batch's capture buffer in `batches`; `None` while queued.
+    /// Its batch's capture buffer in `batches`; `None` while queued, or
+    /// when it has its own.
     batch: Option<usize>,
+    /// Its own buffer, until its copy is submitted; then its mapping.
+    own: Option<wgpu::Buffer>,
+    mapped: Option<Staging>,
     /// Its ranges' bytes in that buffer.
     parts: Vec<std::ops::Range<usize>>,
     bytes: u64,
@@ -94,6 +100,7 @@ impl<'g> GpuExecutor<'g> {
             batches: Vec::new(),
             next_capture: 0,
             captured_bytes: 0,
+            own_upload_bytes: 0,
         })
     }
 
@@ -133,11 +140,16 @@ impl<'g> GpuExecutor<'g> {
         }
         let queued = std::mem::take(&mut self.queued);
         let staged = std::mem::take(&mut self.staged);
+        self.own_upload_bytes = 0;
         let buffer = batch::queue(&self.kernels, &self.memory, &queued, staged)?;
+        let at = self.batches.len();
         if let Some(b) = buffer {
-            let at = self.batches.len();
             self.batches.push(Staging::map(b));
-            for c in self.captures.iter_mut().filter(|c| c.batch.is_none()) {
+        }
+        for c in &mut self.captures {
+            if let Some(own) = c.own.take() {
+                c.mapped = Some(Staging::map(own));
+            } else if c.batch.is_none() && c.mapped.is_none() {
                 c.batch = Some(at);
             }
         }
@@ -147,8 +159,17 @@ impl<'g> GpuExecutor<'g> {
     /// Queues `command` in program order, submitting the queue when it
     /// grows large.
     fn push(&mut self, command: Command, mem: &DeviceMemory) -> Result<(), DeviceError> {
+        if let Command::Copy {
+            upload: true,
+            buffer: Some(b),
+            ..
+        } = &command
+        {
+            self.own_upload_bytes += b.size();
+        }
         self.queued.push(command);
-        let bytes = self.staged.upload.len() as u64 + self.staged.capture_bytes;
+        let bytes =
+            self.staged.upload.len() as u64 + self.staged.capture_bytes + self.own_upload_bytes;
         if self.queued.len() >= MAX_QUEUED || bytes >= MAX_QUEUED_BYTES {
             self.run_queued(mem)?;
         }
@@ -247,6 +268,14 @@ impl Executor for GpuExecutor<'_> {
         // while the host holds the truth the next batch uploads it whole.
         if self.gpu_holds {
             // In program order behind the queued ops.
+            if let Some((buffer, spans)) = self.memory.own_upload(mem, ranges).map_err(backend)? {
+                let c = Command::Copy {
+                    upload: true,
+                    spans,
+                    buffer: Some(buffer),
+                };
+                return self.push(c, mem).map_err(backend);
+            }
             let spans = (self.memory)
                 .upload_spans(mem, ranges, &mut self.staged.upload)
                 .map_err(backend)?;
@@ -269,19 +298,44 @@ impl Executor for GpuExecutor<'_> {
         if !self.gpu_holds {
             self.run_queued(mem).map_err(backend)?;
         }
-        let (spans, parts) = (self.memory).capture_spans(ranges, &mut self.staged.capture_bytes);
-        let bytes = spans.iter().map(|s| s.2).sum::<u64>();
         let id = self.next_capture;
         self.next_capture += 1;
+        let (command, own, parts, bytes) = match self.memory.own_capture(ranges).map_err(backend)? {
+            Some(OwnCapture {
+                buffer,
+                spans,
+                parts,
+            }) => {
+                let bytes = spans.iter().map(|s| s.2).sum::<u64>();
+                let c = Command::Copy {
+                    upload: false,
+                    spans,
+                    buffer: Some(buffer.clone()),
+                };
+                (c, Some(buffer), parts, bytes)
+            }
+            None => {
+                let (spans, parts) =
+                    (self.memory).capture_spans(ranges, &mut self.staged.capture_bytes);
+                let bytes = spans.iter().map(|s| s.2).sum::<u64>();
+                (
+                    self.staged.add(&spans, false, self.cx.max_x),
+                    None,
+                    parts,
+                    bytes,
+                )
+            }
+        };
         self.captured_bytes += bytes;
         self.captures.push(Pending {
             id,
             batch: None,
+            own,
+            mapped: None,
             parts,
             bytes,
         });
-        let d = self.staged.add(&spans, false, self.cx.max_x);
-        self.push(d, mem).map_err(backend)?;
+        self.push(command, mem).map_err(backend)?;
         Ok(Some(Capture(id)))
     }
 
@@ -298,14 +352,21 @@ impl Executor for GpuExecutor<'_> {
             .map(Staging::take)
             .collect::<Result<_, _>>()
             .map_err(backend)?;
-        let pending = std::mem::take(&mut self.captures);
+        let mut pending = std::mem::take(&mut self.captures);
         self.captured_bytes = 0;
         let mut out = Vec::with_capacity(captures.len());
         for c in captures {
-            let p = pending.iter().find(|p| p.id == c.0).ok_or_else(|| {
+            let p = pending.iter_mut().find(|p| p.id == c.0).ok_or_else(|| {
                 BackendError::new("gpu", format!("capture {} is not pending", c.0))
             })?;
-            let b = &batches[p.batch.expect("submitted above")];
+            let own = match p.mapped.take() {
+                Some(m) => Some(m.take().map_err(backend)?),
+                None => None,
+            };
+            let b = match &own {
+                Some(b) => b,
+                None => &batches[p.batch.expect("submitted above")],
+            };
             let mut bytes = Vec::with_capacity(p.bytes as usize);
             for part in &p.parts {
                 bytes.extend_from_slice(&b[part.clone()]);

@@ -141,6 +141,71 @@ impl<'g> GpuMemory<'g> {
         (self.copy_spans(&spans, base), parts)
     }
 
+    /// For `ranges` that move best by copy commands
+    /// ([`super::batch::by_copies`]): a staging buffer of their own holding
+    /// their bytes of `mem` (widened to words), and the spans from it. One
+    /// copy of the bytes, straight into the mapped buffer.
+    pub fn own_upload(
+        &self,
+        mem: &DeviceMemory,
+        ranges: &[HostRange],
+    ) -> Result<Option<(wgpu::Buffer, Vec<Span>)>, DeviceError> {
+        self.check_arch(mem)?;
+        let (spans, total) = self.spans(ranges);
+        let copy = self.copy_spans(&spans, 0);
+        if total == 0 || !super::batch::by_copies(&copy) {
+            return Ok(None);
+        }
+        let gpu = self.gpu;
+        let buffer = gpu.scoped(|| {
+            let b = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("dma upload"),
+                size: total,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            });
+            {
+                // One view of the whole buffer: a view's offset must be a
+                // multiple of 8, a span's only of 4.
+                let mut view = b
+                    .get_mapped_range_mut(0..total)
+                    .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
+                for (&(region, lo, hi), &(_, off, len)) in spans.iter().zip(&copy) {
+                    view.slice(off as usize..(off + len) as usize)
+                        .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
+                }
+            }
+            b.unmap();
+            Ok::<_, DeviceError>(b)
+        })??;
+        Ok(Some((buffer, copy)))
+    }
+
+    /// For `ranges` that move best by copy commands: a buffer of their own
+    /// the host maps, the spans into it, and where each range's own bytes
+    /// lie there.
+    pub fn own_capture(&self, ranges: &[HostRange]) -> Result<Option<OwnCapture>, DeviceError> {
+        let mut at = 0;
+        let (copy, parts) = self.capture_spans(ranges, &mut at);
+        if at == 0 || !super::batch::by_copies(&copy) {
+            return Ok(None);
+        }
+        let gpu = self.gpu;
+        let buffer = gpu.scoped(|| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("dma capture"),
+                size: at,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })?;
+        Ok(Some(OwnCapture {
+            buffer,
+            spans: copy,
+            parts,
+        }))
+    }
+
     /// `ranges` widened to whole words, without the empty ones, and their
     /// total bytes.
     fn spans(&self, ranges: &[HostRange]) -> (Vec<(Region, usize, usize)>, u64) {
@@ -223,6 +288,16 @@ pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError
     read_spans(gpu, size, |enc, staging| {
         enc.copy_buffer_to_buffer(buf, 0, staging, 0, size)
     })
+}
+
+/// A capture's own buffer ([`GpuMemory::own_capture`]).
+pub struct OwnCapture {
+    /// The buffer the host maps.
+    pub buffer: wgpu::Buffer,
+    /// The spans into it.
+    pub spans: Vec<Span>,
+    /// Where each range's own bytes lie in it.
+    pub parts: Vec<std::ops::Range<usize>>,
 }
 
 /// A staging buffer whose mapping was requested.
