@@ -293,13 +293,72 @@ fn read_npy_direct(path: &Path) -> Result<Option<Npy>, NpyError> {
             read: start,
             limit,
         })?;
-    file.take(want as u64).read_to_end(&mut data).map_err(io)?;
+    if want >= PARALLEL_READ {
+        // The reservation succeeded, so the zeroed buffer (fresh pages the
+        // kernel fills as the reads touch them) fits too.
+        drop(data);
+        data = vec![0u8; want];
+        if !read_parallel(&file, start, &mut data).map_err(io)? {
+            return Ok(None);
+        }
+    } else {
+        file.take(want as u64).read_to_end(&mut data).map_err(io)?;
+    }
     if data.len() != want {
         // The file changed under us: read it whole instead.
         return Ok(None);
     }
     npy.data = data;
     Ok(Some(finish(npy, facts)))
+}
+
+/// Data of this many bytes or more is read by several threads at once: on a
+/// fresh buffer the read's cost is mostly the kernel faulting in its pages,
+/// and that work spreads across cores (`pool2d` on 265 MB: 118 -> 74 ms).
+const PARALLEL_READ: usize = 32 << 20;
+
+/// Fills `data` from `file` at byte `at` on, one slice per host thread;
+/// false when the file ended early (it changed under us).
+#[cfg(unix)]
+fn read_parallel(file: &std::fs::File, at: u64, data: &mut [u8]) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = data.len().div_ceil(threads).max(1);
+    let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = data
+            .chunks_mut(chunk)
+            .enumerate()
+            .map(|(i, part)| s.spawn(move || file.read_exact_at(part, at + (i * chunk) as u64)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("reader panicked")))
+            })
+            .collect()
+    });
+    for r in results {
+        match r {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// [`read_parallel`] where positioned reads are not `FileExt::read_exact_at`:
+/// one thread.
+#[cfg(not(unix))]
+fn read_parallel(mut file: &std::fs::File, at: u64, data: &mut [u8]) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(at))?;
+    match file.read_exact(data) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reorders Fortran-order elements (first axis fastest) into C order.
@@ -399,6 +458,19 @@ mod tests {
         let e = parse_npy(Path::new("n.npy"), &b).unwrap_err().to_string();
         assert!(e.contains("nests brackets more than 8 deep"), "{e}");
         assert!(t.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn large_arrays_are_read_by_parts_in_order() {
+        // Past PARALLEL_READ: each thread's slice lands at its own offset.
+        let n = (PARALLEL_READ + 4096 + 12) / 4;
+        let data: Vec<u8> = (0..n as u32).flat_map(|i| i.to_le_bytes()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.npy");
+        write_npy(&path, Dtype::UINT32, &[1, n as u64], &data).unwrap();
+        let npy = read_npy(&path).unwrap();
+        assert_eq!(npy.shape, [1, n as u64]);
+        assert!(npy.data == data, "the bytes differ");
     }
 
     #[test]
