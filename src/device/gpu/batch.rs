@@ -273,50 +273,17 @@ fn submit(
         let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("device memory"),
             layout: kernels.memory_layout(),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: mem.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: mem.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &params,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(PARAMS_BYTES),
-                    }),
-                },
-            ],
+            entries: &[whole(0, mem), whole(2, mem), params_entry(&params)],
         });
         let spans_bind = host.as_ref().map(|(staging, list)| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("host spans"),
                 layout: kernels.spans_layout(),
                 entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: mem.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &params,
-                            offset: 0,
-                            size: wgpu::BufferSize::new(PARAMS_BYTES),
-                        }),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: staging.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: list.as_entire_binding(),
-                    },
+                    whole(0, mem),
+                    params_entry(&params),
+                    whole(3, staging),
+                    whole(4, list),
                 ],
             })
         });
@@ -394,4 +361,25 @@ fn submit(
         None => None,
     };
     Ok((time, capture))
+}
+
+/// A bind group entry for all of `buffer`.
+fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+/// The entry of binding 1: one parameter block, at the dynamic offset each
+/// dispatch sets.
+fn params_entry(params: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding: 1,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: params,
+            offset: 0,
+            size: wgpu::BufferSize::new(PARAMS_BYTES),
+        }),
+    }
 }
