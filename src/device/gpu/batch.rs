@@ -32,6 +32,9 @@ pub struct EncodeCx {
     /// Pool AVG: add in integer arithmetic (`ADD_BY_BITS`,
     /// [`super::params::add_by_bits`]).
     pub add_by_bits: bool,
+    /// Elementwise row path: most positions per invocation
+    /// ([`super::params::row_per_max`]).
+    pub row_per_max: u32,
 }
 
 /// One kernel dispatch, encoded: its pipeline, its parameter block (at most

@@ -77,9 +77,9 @@ const _: () = assert!(offset_of!(ElemParams, gen_num) == 144);
 const _: () = assert!(offset_of!(ElemParams, channels) == 176);
 const _: () = assert!(offset_of!(ElemParams, iota_base) == 196);
 
-/// Positions per invocation on the row path, largest first: a software
-/// rasterizer (llvmpipe) pays per invocation for the coordinates.
-const ROW_PER: [u32; 3] = [16, 8, 4];
+/// Positions per invocation on the row path, largest first, up to the
+/// adapter's [`super::params::row_per_max`].
+const ROW_PER: [u32; 5] = [64, 32, 16, 8, 4];
 /// Positions per invocation when some walk leaves its row within a segment.
 const WALK_PER: u32 = 8;
 
@@ -108,6 +108,7 @@ fn rows_of(num: [u32; 4], step: [i32; 4], per: u32) -> bool {
 fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> (bool, (u32, u32)) {
     let rows = ROW_PER
         .into_iter()
+        .filter(|&per| per <= cx.row_per_max)
         .find(|&per| walks.iter().all(|&(n, s)| rows_of(n, s, per)));
     p.per = rows.unwrap_or(WALK_PER);
     p.segments = p.count.div_ceil(p.per);

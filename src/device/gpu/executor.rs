@@ -17,7 +17,7 @@ use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::{GpuMemory, OwnCapture, Staging};
 use super::newer::Newer;
-use super::params::{add_by_bits, rows_max_chunks};
+use super::params::{add_by_bits, row_per_max, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
 use crate::device::{BackendError, Capture, Executor, HostRange};
@@ -111,6 +111,13 @@ impl<'g> GpuExecutor<'g> {
         self.cx.rows_max_chunks = max;
     }
 
+    /// Overrides the most positions an elementwise row-path invocation
+    /// takes ([`row_per_max`] of the adapter by default): for tests that run
+    /// the other adapters' choice, and for tuning.
+    pub fn set_row_per_max(&mut self, max: u32) {
+        self.cx.row_per_max = max;
+    }
+
     /// Overrides how Pool AVG adds ([`add_by_bits`] of the adapter by
     /// default), so tests run both sums on one adapter.
     pub fn set_add_by_bits(&mut self, on: bool) {
@@ -191,6 +198,7 @@ impl EncodeCx {
             max_x: gpu.device.limits().max_compute_workgroups_per_dimension,
             rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
             add_by_bits: add_by_bits(gpu.adapter.device_type),
+            row_per_max: row_per_max(gpu.adapter.device_type),
         }
     }
 }

@@ -231,6 +231,20 @@ pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
     }
 }
 
+/// The most walk positions one invocation of the elementwise kernels' row
+/// path takes on an adapter of type `device_type`. llvmpipe pays per
+/// invocation (coordinates, addresses), so 64 positions spread that over
+/// more bytes (lavapipe, `tpb-emu bench pool`: Copy, Cast fp32→bf16 and ADD
+/// at 16 positions 0.47, 0.37, 0.47 of the copy kernel; at 64, 0.60, 0.47,
+/// 0.56). A hardware GPU keeps 16, so that adjacent invocations stay near
+/// adjacent bytes (not yet measured on hardware).
+pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
+    match device_type {
+        wgpu::DeviceType::Cpu => 64,
+        _ => 16,
+    }
+}
+
 /// Whether Pool AVG adds in integer arithmetic on an adapter of type
 /// `device_type` (`ADD_BY_BITS`). Integer adds give IEEE round-to-nearest-
 /// even bits whatever a backend's fast-math setting (Metal leaves it on;
