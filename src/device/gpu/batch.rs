@@ -58,18 +58,16 @@ pub type Span = (u64, u64, u64);
 pub enum Command {
     /// A kernel, or a spans dispatch of [`Staged`].
     Dispatch(Dispatch),
-    /// Copy commands between memory and a staging buffer, for a few long
-    /// spans ([`by_copies`]: a copy command moves bytes faster than a
-    /// kernel, but costs more per span); up into memory, or down into the
-    /// captures.
+    /// Copy commands between memory and a DMA's own staging buffer, for
+    /// few or long spans ([`by_copies`]: a copy command moves bytes faster
+    /// than a kernel, but costs more per span); up into memory, or down.
     Copy {
         /// Up (true) or down.
         upload: bool,
         /// The spans.
         spans: Vec<Span>,
-        /// The DMA's own staging buffer; `None`: the batch's (staging bytes
-        /// of captures counted from the start of the captures).
-        buffer: Option<wgpu::Buffer>,
+        /// The staging buffer ([`super::memory::Route::Own`]).
+        buffer: wgpu::Buffer,
     },
 }
 
@@ -108,17 +106,11 @@ impl Staged {
         self.spans.is_empty()
     }
 
-    /// Adds the spans `(memory byte, staging byte, bytes)` (multiples of 4)
-    /// and returns the command that moves them: up into memory, or down
+    /// Adds the spans `(memory byte, staging byte, bytes)` (multiples of 4;
+    /// many short ones: the others move by copy commands, [`by_copies`])
+    /// and returns the dispatch that moves them: up into memory, or down
     /// into the captures.
     pub fn add(&mut self, spans: &[Span], upload: bool, max_x: u32) -> Command {
-        if by_copies(spans) {
-            return Command::Copy {
-                upload,
-                spans: spans.to_vec(),
-                buffer: None,
-            };
-        }
         let first = self.spans.len() as u32;
         for &(at, off, len) in spans {
             if !upload {
@@ -216,10 +208,6 @@ fn submit(
             Command::Copy { .. } => None,
         })
         .collect();
-    // Copies through the batch's staging buffer.
-    let copies = commands
-        .iter()
-        .any(|c| matches!(c, Command::Copy { buffer: None, .. }));
     let gpu = kernels.gpu();
     let device = &gpu.device;
     let align = device.limits().min_uniform_buffer_offset_alignment as u64;
@@ -233,7 +221,7 @@ fn submit(
         pipelines.push(kernels.pipeline(&d.key)?);
     }
     let timer = if timed { Timer::new(gpu) } else { None };
-    let staged = staged.filter(|s| !s.is_empty() || copies);
+    let staged = staged.filter(|s| !s.is_empty());
     let capture = gpu.scoped(|| {
         // Words of `size` bytes (at least one) holding `bytes` at the front.
         let words = |label, size: u64, bytes: &[u8], extra| {
@@ -300,18 +288,11 @@ fn submit(
                 buffer,
             } = &commands[k]
             {
-                let (staging, shift) = match buffer {
-                    Some(own) => (own, 0),
-                    None => (
-                        &host.as_ref().expect("copies have a staging buffer").0,
-                        staged.map_or(0, |s| s.upload.len() as u64),
-                    ),
-                };
                 for &(at, off, len) in spans {
                     if *upload {
-                        enc.copy_buffer_to_buffer(staging, off, mem, at, len);
+                        enc.copy_buffer_to_buffer(buffer, off, mem, at, len);
                     } else {
-                        enc.copy_buffer_to_buffer(mem, at, staging, shift + off, len);
+                        enc.copy_buffer_to_buffer(mem, at, buffer, off, len);
                     }
                 }
                 k += 1;

@@ -12,10 +12,10 @@
 //! DRAM may instead take a capture ([`Executor::capture`]): a copy of its
 //! source queued behind the ops, collected with others in one wait.
 
-use super::batch::{self, Command, Dispatch, EncodeCx, Staged};
+use super::batch::{self, Command, Dispatch, EncodeCx, Span, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
-use super::memory::{GpuMemory, OwnCapture, Staging};
+use super::memory::{GpuMemory, Parts, Route, Staging};
 use super::newer::Newer;
 use super::params::{add_by_bits, row_per_max, rows_max_chunks};
 use crate::device::memory::DeviceMemory;
@@ -52,15 +52,21 @@ pub struct GpuExecutor<'g> {
 /// A capture not yet collected.
 struct Pending {
     id: u64,
-    /// Its batch's capture buffer in `batches`; `None` while queued, or
-    /// when it has its own.
-    batch: Option<usize>,
-    /// Its own buffer, until its copy is submitted; then its mapping.
-    own: Option<wgpu::Buffer>,
-    mapped: Option<Staging>,
+    /// Where its bytes are.
+    held: Held,
     /// Its ranges' bytes in that buffer.
-    parts: Vec<std::ops::Range<usize>>,
+    parts: Parts,
     bytes: u64,
+}
+
+/// Where a capture's bytes are: in a queued batch's capture buffer, then a
+/// submitted one's (in `batches`); or in a buffer of its own, then its
+/// mapping.
+enum Held {
+    Queued,
+    Batch(usize),
+    Own(wgpu::Buffer),
+    Mapped(Staging),
 }
 
 /// Commands queued before they are submitted without waiting (bounds the
@@ -154,13 +160,26 @@ impl<'g> GpuExecutor<'g> {
             self.batches.push(Staging::map(b));
         }
         for c in &mut self.captures {
-            if let Some(own) = c.own.take() {
-                c.mapped = Some(Staging::map(own));
-            } else if c.batch.is_none() && c.mapped.is_none() {
-                c.batch = Some(at);
-            }
+            c.held = match std::mem::replace(&mut c.held, Held::Queued) {
+                Held::Queued => Held::Batch(at),
+                Held::Own(b) => Held::Mapped(Staging::map(b)),
+                done => done,
+            };
         }
         Ok(())
+    }
+
+    /// The command that moves `spans` along `route`: copy commands through
+    /// the DMA's own buffer, or a spans dispatch through the batch's.
+    fn command(&mut self, route: Route, spans: &[Span], upload: bool) -> Command {
+        match route {
+            Route::Own(buffer) => Command::Copy {
+                upload,
+                spans: spans.to_vec(),
+                buffer,
+            },
+            Route::Batch => self.staged.add(spans, upload, self.cx.max_x),
+        }
     }
 
     /// Queues `command` in program order, submitting the queue when it
@@ -168,7 +187,7 @@ impl<'g> GpuExecutor<'g> {
     fn push(&mut self, command: Command, mem: &DeviceMemory) -> Result<(), DeviceError> {
         if let Command::Copy {
             upload: true,
-            buffer: Some(b),
+            buffer: b,
             ..
         } = &command
         {
@@ -276,20 +295,12 @@ impl Executor for GpuExecutor<'_> {
         // while the host holds the truth the next batch uploads it whole.
         if self.gpu_holds {
             // In program order behind the queued ops.
-            if let Some((buffer, spans)) = self.memory.own_upload(mem, ranges).map_err(backend)? {
-                let c = Command::Copy {
-                    upload: true,
-                    spans,
-                    buffer: Some(buffer),
-                };
-                return self.push(c, mem).map_err(backend);
-            }
-            let spans = (self.memory)
+            let (route, spans) = (self.memory)
                 .upload_spans(mem, ranges, &mut self.staged.upload)
                 .map_err(backend)?;
             if !spans.is_empty() {
-                let d = self.staged.add(&spans, true, self.cx.max_x);
-                self.push(d, mem).map_err(backend)?;
+                let c = self.command(route, &spans, true);
+                self.push(c, mem).map_err(backend)?;
             }
         }
         Ok(())
@@ -308,42 +319,23 @@ impl Executor for GpuExecutor<'_> {
         }
         let id = self.next_capture;
         self.next_capture += 1;
-        let (command, own, parts, bytes) = match self.memory.own_capture(ranges).map_err(backend)? {
-            Some(OwnCapture {
-                buffer,
-                spans,
-                parts,
-            }) => {
-                let bytes = spans.iter().map(|s| s.2).sum::<u64>();
-                let c = Command::Copy {
-                    upload: false,
-                    spans,
-                    buffer: Some(buffer.clone()),
-                };
-                (c, Some(buffer), parts, bytes)
-            }
-            None => {
-                let (spans, parts) =
-                    (self.memory).capture_spans(ranges, &mut self.staged.capture_bytes);
-                let bytes = spans.iter().map(|s| s.2).sum::<u64>();
-                (
-                    self.staged.add(&spans, false, self.cx.max_x),
-                    None,
-                    parts,
-                    bytes,
-                )
-            }
+        let (route, spans, parts) = (self.memory)
+            .capture_spans(ranges, &mut self.staged.capture_bytes)
+            .map_err(backend)?;
+        let bytes = spans.iter().map(|s| s.2).sum::<u64>();
+        let held = match &route {
+            Route::Own(b) => Held::Own(b.clone()),
+            Route::Batch => Held::Queued,
         };
         self.captured_bytes += bytes;
         self.captures.push(Pending {
             id,
-            batch: None,
-            own,
-            mapped: None,
+            held,
             parts,
             bytes,
         });
-        self.push(command, mem).map_err(backend)?;
+        let c = self.command(route, &spans, false);
+        self.push(c, mem).map_err(backend)?;
         Ok(Some(Capture(id)))
     }
 
@@ -367,13 +359,18 @@ impl Executor for GpuExecutor<'_> {
             let p = pending.iter_mut().find(|p| p.id == c.0).ok_or_else(|| {
                 BackendError::new("gpu", format!("capture {} is not pending", c.0))
             })?;
-            let own = match p.mapped.take() {
-                Some(m) => Some(m.take().map_err(backend)?),
-                None => None,
-            };
-            let b = match &own {
-                Some(b) => b,
-                None => &batches[p.batch.expect("submitted above")],
+            let own;
+            let b = match std::mem::replace(&mut p.held, Held::Queued) {
+                Held::Mapped(m) => {
+                    own = m.take().map_err(backend)?;
+                    &own
+                }
+                Held::Batch(i) => &batches[i],
+                // Every capture was submitted above: a second ask for one.
+                Held::Queued | Held::Own(_) => {
+                    let why = format!("capture {} is collected twice", c.0);
+                    return Err(BackendError::new("gpu", why));
+                }
             };
             let mut bytes = Vec::with_capacity(p.bytes as usize);
             for part in &p.parts {

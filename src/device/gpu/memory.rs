@@ -3,7 +3,7 @@
 //! in ranges (what a DMA touches, what kernels wrote). Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
-use super::batch::Span;
+use super::batch::{Span, by_copies};
 use super::context::{DeviceError, Gpu};
 use crate::device::exec::HostRange;
 use crate::device::memory::DeviceMemory;
@@ -103,33 +103,59 @@ impl<'g> GpuMemory<'g> {
     /// The spans that copy `ranges` of `mem` to the GPU (widened to whole
     /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
     /// a widened range stays in its partition, and the widening bytes are
-    /// `mem`'s too), their bytes appended to `data`, a batch's upload bytes
+    /// `mem`'s too), and the route they take: few or long spans
+    /// ([`super::batch::by_copies`]) a staging buffer of their own, their
+    /// bytes written straight into its mapping (spans from its byte 0);
+    /// others the batch's, their bytes appended to `data`
     /// ([`super::batch::Staged`]).
     pub fn upload_spans(
         &self,
         mem: &DeviceMemory,
         ranges: &[HostRange],
         data: &mut Vec<u8>,
-    ) -> Result<Vec<Span>, DeviceError> {
+    ) -> Result<(Route, Vec<Span>), DeviceError> {
         self.check_arch(mem)?;
-        let (spans, _) = self.spans(ranges);
-        let at = data.len() as u64;
+        let (spans, total) = self.spans(ranges);
+        let mut copy = self.copy_spans(&spans);
+        if total > 0 && by_copies(&copy) {
+            let buffer = self.own_buffer("dma upload", total, true)?;
+            {
+                // One view of the whole buffer: a view's offset must be a
+                // multiple of 8, a span's only of 4.
+                let mut view = buffer
+                    .get_mapped_range_mut(0..total)
+                    .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
+                let mut at = 0;
+                for &(region, lo, hi) in &spans {
+                    view.slice(at..at + hi - lo)
+                        .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
+                    at += hi - lo;
+                }
+            }
+            buffer.unmap();
+            return Ok((Route::Own(buffer), copy));
+        }
+        shift(&mut copy, data.len() as u64);
         for &(region, lo, hi) in &spans {
             data.extend_from_slice(&mem.region_bytes(region)[lo..hi]);
         }
-        Ok(self.copy_spans(&spans, at))
+        Ok((Route::Batch, copy))
     }
 
-    /// The spans that copy `ranges` (widened to words) into a batch's
-    /// capture buffer from byte `*at` on ([`super::batch::Staged`];
-    /// `*at` moves past them), and where each range's own bytes lie there.
+    /// The spans that copy `ranges` (widened to words) to where the host
+    /// reads them, the route they take (as [`GpuMemory::upload_spans`]: a
+    /// buffer of their own from its byte 0, or a batch's capture buffer from
+    /// byte `*at` on, `*at` moving past them), and where each range's own
+    /// bytes lie there.
     pub fn capture_spans(
         &self,
         ranges: &[HostRange],
         at: &mut u64,
-    ) -> (Vec<Span>, Vec<std::ops::Range<usize>>) {
+    ) -> Result<(Route, Vec<Span>, Parts), DeviceError> {
         let (spans, total) = self.spans(ranges);
-        let base = *at;
+        let mut copy = self.copy_spans(&spans);
+        let own = total > 0 && by_copies(&copy);
+        let base = if own { 0 } else { *at };
         let mut parts = Vec::with_capacity(ranges.len());
         let mut off = base as usize;
         for r in ranges.iter().filter(|r| !r.bytes.is_empty()) {
@@ -137,73 +163,37 @@ impl<'g> GpuMemory<'g> {
             parts.push(off + r.bytes.start - lo..off + r.bytes.end - lo);
             off += hi - lo;
         }
-        *at += total;
-        (self.copy_spans(&spans, base), parts)
+        let route = if own {
+            Route::Own(self.own_buffer("dma capture", total, false)?)
+        } else {
+            *at += total;
+            Route::Batch
+        };
+        shift(&mut copy, base);
+        Ok((route, copy, parts))
     }
 
-    /// For `ranges` that move best by copy commands
-    /// ([`super::batch::by_copies`]): a staging buffer of their own holding
-    /// their bytes of `mem` (widened to words), and the spans from it. One
-    /// copy of the bytes, straight into the mapped buffer.
-    pub fn own_upload(
+    /// A staging buffer of `size` bytes for one DMA: mapped for the host's
+    /// writes (`upload`), or for its reads once the copy into it is done.
+    fn own_buffer(
         &self,
-        mem: &DeviceMemory,
-        ranges: &[HostRange],
-    ) -> Result<Option<(wgpu::Buffer, Vec<Span>)>, DeviceError> {
-        self.check_arch(mem)?;
-        let (spans, total) = self.spans(ranges);
-        let copy = self.copy_spans(&spans, 0);
-        if total == 0 || !super::batch::by_copies(&copy) {
-            return Ok(None);
-        }
-        let gpu = self.gpu;
-        let buffer = gpu.scoped(|| {
-            let b = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("dma upload"),
-                size: total,
-                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: true,
-            });
-            {
-                // One view of the whole buffer: a view's offset must be a
-                // multiple of 8, a span's only of 4.
-                let mut view = b
-                    .get_mapped_range_mut(0..total)
-                    .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
-                for (&(region, lo, hi), &(_, off, len)) in spans.iter().zip(&copy) {
-                    view.slice(off as usize..(off + len) as usize)
-                        .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
-                }
-            }
-            b.unmap();
-            Ok::<_, DeviceError>(b)
-        })??;
-        Ok(Some((buffer, copy)))
-    }
-
-    /// For `ranges` that move best by copy commands: a buffer of their own
-    /// the host maps, the spans into it, and where each range's own bytes
-    /// lie there.
-    pub fn own_capture(&self, ranges: &[HostRange]) -> Result<Option<OwnCapture>, DeviceError> {
-        let mut at = 0;
-        let (copy, parts) = self.capture_spans(ranges, &mut at);
-        if at == 0 || !super::batch::by_copies(&copy) {
-            return Ok(None);
-        }
-        let gpu = self.gpu;
-        let buffer = gpu.scoped(|| {
-            gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("dma capture"),
-                size: at,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
+        label: &str,
+        size: u64,
+        upload: bool,
+    ) -> Result<wgpu::Buffer, DeviceError> {
+        let usage = if upload {
+            wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC
+        } else {
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST
+        };
+        self.gpu.scoped(|| {
+            self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: upload,
             })
-        })?;
-        Ok(Some(OwnCapture {
-            buffer,
-            spans: copy,
-            parts,
-        }))
+        })
     }
 
     /// `ranges` widened to whole words, without the empty ones, and their
@@ -222,8 +212,9 @@ impl<'g> GpuMemory<'g> {
     }
 
     /// `(memory offset, offset in a staging buffer, bytes)` of `spans` laid
-    /// out back to back in the staging buffer from byte `at`.
-    fn copy_spans(&self, spans: &[(Region, usize, usize)], mut at: u64) -> Vec<Span> {
+    /// out back to back in the staging buffer from byte 0.
+    fn copy_spans(&self, spans: &[(Region, usize, usize)]) -> Vec<Span> {
+        let mut at = 0;
         spans
             .iter()
             .map(|&(region, lo, hi)| {
@@ -249,11 +240,8 @@ impl<'g> GpuMemory<'g> {
             return Ok(());
         }
         let bytes = read_spans(self.gpu, total, |enc, staging| {
-            let mut at = 0;
-            for &(region, lo, hi) in &spans {
-                let from = region_base(region, self.arch) as u64 + lo as u64;
-                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, (hi - lo) as u64);
-                at += (hi - lo) as u64;
+            for (from, at, len) in self.copy_spans(&spans) {
+                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
             }
         })?;
         let mut at = 0;
@@ -277,6 +265,13 @@ impl<'g> GpuMemory<'g> {
     }
 }
 
+/// `spans` moved `by` bytes on in their staging buffer.
+fn shift(spans: &mut [Span], by: u64) {
+    for s in spans {
+        s.1 += by;
+    }
+}
+
 /// `r` widened to whole 4-byte words.
 fn words(r: &HostRange) -> (usize, usize) {
     (r.bytes.start & !3, r.bytes.end.next_multiple_of(4))
@@ -290,14 +285,17 @@ pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError
     })
 }
 
-/// A capture's own buffer ([`GpuMemory::own_capture`]).
-pub struct OwnCapture {
-    /// The buffer the host maps.
-    pub buffer: wgpu::Buffer,
-    /// The spans into it.
-    pub spans: Vec<Span>,
-    /// Where each range's own bytes lie in it.
-    pub parts: Vec<std::ops::Range<usize>>,
+/// Where each of a capture's ranges lies in its staging buffer.
+pub type Parts = Vec<std::ops::Range<usize>>;
+
+/// How a DMA's spans move between the host and device memory.
+#[derive(Debug)]
+pub enum Route {
+    /// Copy commands through a staging buffer of the DMA's own.
+    Own(wgpu::Buffer),
+    /// A [`super::batch::Staged`] spans dispatch through the batch's
+    /// staging buffer.
+    Batch,
 }
 
 /// A staging buffer whose mapping was requested.
