@@ -105,12 +105,23 @@ fn assert_agree(
     mem: &DeviceMemory,
     context: &str,
 ) -> DeviceMemory {
-    let cpu = run_on(&mut CpuExecutor::default(), records, mem);
-    let gpu_out = run_on(gpu, records, mem);
+    let raw: Vec<Record> = records.iter().map(|r| r.encode()).collect();
+    assert_records_agree(gpu, &raw, mem, context)
+}
+
+/// [`assert_agree`] for raw records of any kernel.
+fn assert_records_agree(
+    gpu: &mut GpuExecutor,
+    records: &[Record],
+    mem: &DeviceMemory,
+    context: &str,
+) -> DeviceMemory {
+    let cpu = run_records(&mut CpuExecutor::default(), records, mem, ARCH);
+    let gpu_out = run_records(gpu, records, mem, ARCH);
     if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
         let text: Vec<String> = records
             .iter()
-            .map(|r| tpb_emu::isa::text::disasm_record(&r.encode()))
+            .map(tpb_emu::isa::text::disasm_record)
             .collect();
         let active = region.active_bytes(ARCH) as usize;
         panic!(
@@ -917,22 +928,7 @@ fn random_kernel_streams_agree_bit_for_bit() {
                 }
             })
             .collect();
-        let cpu = run_records(&mut CpuExecutor::default(), &records, &mem, ARCH);
-        let gpu_out = run_records(&mut gpu_exec, &records, &mem, ARCH);
-        if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
-            let text: Vec<String> = records
-                .iter()
-                .map(tpb_emu::isa::text::disasm_record)
-                .collect();
-            let active = region.active_bytes(ARCH) as usize;
-            panic!(
-                "stream {s}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}\n{}",
-                region.name(),
-                i / active,
-                i % active,
-                text.join("\n")
-            );
-        }
+        assert_records_agree(&mut gpu_exec, &records, &mem, &format!("stream {s}"));
     }
     assert!(kernels >= 2000, "{kernels} new-kernel records");
 }
@@ -1078,14 +1074,8 @@ fn the_vec4_elementwise_row_path_matches_the_cpu() {
                 constant(&key, "DST_VEC") && constant(&key, "SRC0_VEC"),
                 "not the vec4 path: {key:?}\n{text}"
             );
-            let cpu = run_records(&mut CpuExecutor::default(), &[*r], &mem, ARCH);
-            let gpu_out = run_records(&mut gpu_exec, &[*r], &mem, ARCH);
-            if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
-                panic!(
-                    "at most {per_max} per invocation: {} byte {i}: cpu {a:#04x} gpu {b:#04x}\n{text}",
-                    region.name()
-                );
-            }
+            let context = format!("at most {per_max} per invocation");
+            assert_records_agree(&mut gpu_exec, &[*r], &mem, &context);
         }
     }
     assert_eq!(records.len(), 32);
