@@ -135,13 +135,125 @@ impl std::ops::Deref for Input {
     }
 }
 
+/// Bytes in host memory: owned, or a range of an [`Input`] shared without a
+/// copy (an array's data inside a mapped `.npy`). Reading never copies;
+/// [`HostBytes::make_mut`] copies shared bytes once, the first time they
+/// are written (copy on write). Dereferences to `[u8]`.
+#[derive(Clone)]
+pub struct HostBytes(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Owned(Vec<u8>),
+    Shared {
+        input: std::sync::Arc<Input>,
+        range: std::ops::Range<usize>,
+    },
+}
+
+impl HostBytes {
+    /// `input[range]`, shared; `None` when the range is not inside `input`.
+    pub fn shared(
+        input: std::sync::Arc<Input>,
+        range: std::ops::Range<usize>,
+    ) -> Option<HostBytes> {
+        input.get(range.clone())?;
+        Some(HostBytes(Repr::Shared { input, range }))
+    }
+
+    /// True when the bytes are shared with an input (not yet copied).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.0, Repr::Shared { .. })
+    }
+
+    /// The bytes as an owned vector (a copy when they are shared).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.0 {
+            Repr::Owned(v) => v,
+            Repr::Shared { input, range } => input[range].to_vec(),
+        }
+    }
+
+    /// The bytes, writable: shared bytes are copied first.
+    pub fn make_mut(&mut self) -> &mut Vec<u8> {
+        if let Repr::Shared { input, range } = &self.0 {
+            self.0 = Repr::Owned(input[range.clone()].to_vec());
+        }
+        match &mut self.0 {
+            Repr::Owned(v) => v,
+            Repr::Shared { .. } => unreachable!("just made owned"),
+        }
+    }
+}
+
+impl Default for HostBytes {
+    fn default() -> HostBytes {
+        HostBytes(Repr::Owned(Vec::new()))
+    }
+}
+
+impl std::ops::Deref for HostBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Owned(v) => v,
+            Repr::Shared { input, range } => &input[range.clone()],
+        }
+    }
+}
+
+impl AsRef<[u8]> for HostBytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<Vec<u8>> for HostBytes {
+    fn from(v: Vec<u8>) -> HostBytes {
+        HostBytes(Repr::Owned(v))
+    }
+}
+
+impl FromIterator<u8> for HostBytes {
+    fn from_iter<I: IntoIterator<Item = u8>>(iter: I) -> HostBytes {
+        Vec::from_iter(iter).into()
+    }
+}
+
+impl PartialEq for HostBytes {
+    fn eq(&self, other: &HostBytes) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for HostBytes {}
+
+impl PartialEq<[u8]> for HostBytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Vec<u8>> for HostBytes {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        **self == other[..]
+    }
+}
+
+impl std::fmt::Debug for HostBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// Maps the regular file at `path` (refusing one of more than `limit` bytes
 /// by its size); anything else, an empty file, or a file the OS will not map
 /// is read as [`read_bounded`] reads it.
 ///
 /// A mapped file that another process truncates while it is being read
 /// makes the OS raise SIGBUS; inputs are files the user hands the command,
-/// so this is accepted, as in other tools that map their inputs (docs/cli.md).
+/// so this is accepted, as in other tools that map their inputs
+/// (docs/programs.md, "Large programs").
 pub fn map_bounded(path: &Path, limit: u64) -> Result<Input, FileError> {
     let io = |source| FileError::Io {
         path: path.to_owned(),

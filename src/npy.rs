@@ -2,7 +2,7 @@
 //! Header parsing and writing are the `npyz` crate's; this module checks
 //! dtypes and shapes and hands back little-endian, C-order bytes.
 
-use crate::files::{FileError, read_input};
+use crate::files::{FileError, HostBytes, Input, read_input};
 use crate::isa::enums::Dtype;
 use npyz::{DType, Endianness, NpyHeader, Order, TypeChar, TypeStr, WriteOptions, WriterBuilder};
 use std::path::{Path, PathBuf};
@@ -53,8 +53,9 @@ pub struct Npy {
     pub kind: ElemKind,
     /// The file's dtype string (e.g. `<f4`), for messages.
     pub descr: String,
-    /// The data, little-endian, C order.
-    pub data: Vec<u8>,
+    /// The data, little-endian, C order (shared with the mapped file when
+    /// it is large and needs no reordering).
+    pub data: HostBytes,
 }
 
 /// The deepest bracket nesting an `.npy` header may have (a dict holding a
@@ -130,7 +131,16 @@ pub fn read_npy(path: &Path) -> Result<Npy, NpyError> {
 /// [`read_npy`] does.
 pub fn parse_npy(path: &Path, bytes: &[u8]) -> Result<Npy, NpyError> {
     let (mut npy, start, facts) = parse_head(path, bytes)?;
-    npy.data = bytes[start..].to_vec();
+    npy.data = bytes[start..].to_vec().into();
+    Ok(finish(npy, facts))
+}
+
+/// [`parse_npy`] on a whole input file ([`crate::files::map_input`]): the
+/// data is shared with it, not copied, unless it needs reordering.
+pub fn parse_npy_input(path: &Path, input: std::sync::Arc<Input>) -> Result<Npy, NpyError> {
+    let (mut npy, start, facts) = parse_head(path, &input)?;
+    let end = input.len();
+    npy.data = HostBytes::shared(input, start..end).expect("the data is inside the file");
     Ok(finish(npy, facts))
 }
 
@@ -140,7 +150,7 @@ pub fn parse_npy_owned(path: &Path, mut bytes: Vec<u8>) -> Result<Npy, NpyError>
     let (mut npy, start, facts) = parse_head(path, &bytes)?;
     bytes.copy_within(start.., 0);
     bytes.truncate(bytes.len() - start);
-    npy.data = bytes;
+    npy.data = bytes.into();
     Ok(finish(npy, facts))
 }
 
@@ -153,12 +163,12 @@ struct Facts {
 /// Little-endian, C order.
 fn finish(mut npy: Npy, facts: Facts) -> Npy {
     if facts.big {
-        for e in npy.data.chunks_exact_mut(npy.elem) {
+        for e in npy.data.make_mut().chunks_exact_mut(npy.elem) {
             e.reverse();
         }
     }
     if facts.fortran {
-        npy.data = fortran_to_c(&npy.data, &npy.shape, npy.elem);
+        npy.data = fortran_to_c(&npy.data, &npy.shape, npy.elem).into();
     }
     npy
 }
@@ -226,7 +236,7 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         elem: size,
         kind,
         descr: ts.to_string(),
-        data: Vec::new(),
+        data: HostBytes::default(),
     };
     Ok((npy, facts))
 }
@@ -240,10 +250,14 @@ impl DataLen {
     }
 }
 
-/// [`read_npy`] for a regular file: the header is read first, then the data
-/// straight into its own buffer (no header to move out of the way, no
-/// second buffer). `None` when the file is not a regular file or too short
-/// to hold a header; [`read_npy`] then reads it whole and reports.
+/// [`read_npy`] for a regular file. An array of [`MAP_BYTES`] or more is
+/// mapped, and its data shared with the mapping ([`HostBytes::shared`]): a
+/// run's DMAs then read it straight from the page cache, where reading it
+/// into a fresh buffer would fault in every page (`pool2d` on 265 MB: most
+/// of the command's time). A smaller one is read: its header first, then the
+/// data straight into its own buffer. `None` when the file is not a regular
+/// file or too short to hold a header; [`read_npy`] then reads it whole and
+/// reports.
 fn read_npy_direct(path: &Path) -> Result<Option<Npy>, NpyError> {
     use std::io::{Read, Seek};
     let io = |source| NpyError::Io {
@@ -263,6 +277,10 @@ fn read_npy_direct(path: &Path) -> Result<Option<Npy>, NpyError> {
             size: Some(meta.len()),
         }
         .into());
+    }
+    if meta.len() >= MAP_BYTES {
+        let input = crate::files::map_bounded(path, limit)?;
+        return parse_npy_input(path, std::sync::Arc::new(input)).map(Some);
     }
     // Magic (6), version (2), header length (2 in version 1, else 4).
     let mut pre = Vec::with_capacity(12);
@@ -293,73 +311,17 @@ fn read_npy_direct(path: &Path) -> Result<Option<Npy>, NpyError> {
             read: start,
             limit,
         })?;
-    if want >= PARALLEL_READ {
-        // The reservation succeeded, so the zeroed buffer (fresh pages the
-        // kernel fills as the reads touch them) fits too.
-        drop(data);
-        data = vec![0u8; want];
-        if !read_parallel(&file, start, &mut data).map_err(io)? {
-            return Ok(None);
-        }
-    } else {
-        file.take(want as u64).read_to_end(&mut data).map_err(io)?;
-    }
+    file.take(want as u64).read_to_end(&mut data).map_err(io)?;
     if data.len() != want {
         // The file changed under us: read it whole instead.
         return Ok(None);
     }
-    npy.data = data;
+    npy.data = data.into();
     Ok(Some(finish(npy, facts)))
 }
 
-/// Data of this many bytes or more is read by several threads at once: on a
-/// fresh buffer the read's cost is mostly the kernel faulting in its pages,
-/// and that work spreads across cores (`pool2d` on 265 MB: 118 -> 74 ms).
-const PARALLEL_READ: usize = 32 << 20;
-
-/// Fills `data` from `file` at byte `at` on, one slice per host thread;
-/// false when the file ended early (it changed under us).
-#[cfg(unix)]
-fn read_parallel(file: &std::fs::File, at: u64, data: &mut [u8]) -> std::io::Result<bool> {
-    use std::os::unix::fs::FileExt;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = data.len().div_ceil(threads).max(1);
-    let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
-        let handles: Vec<_> = data
-            .chunks_mut(chunk)
-            .enumerate()
-            .map(|(i, part)| s.spawn(move || file.read_exact_at(part, at + (i * chunk) as u64)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("reader panicked")))
-            })
-            .collect()
-    });
-    for r in results {
-        match r {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
-}
-
-/// [`read_parallel`] where positioned reads are not `FileExt::read_exact_at`:
-/// one thread.
-#[cfg(not(unix))]
-fn read_parallel(mut file: &std::fs::File, at: u64, data: &mut [u8]) -> std::io::Result<bool> {
-    use std::io::{Read, Seek, SeekFrom};
-    file.seek(SeekFrom::Start(at))?;
-    match file.read_exact(data) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
-        Err(e) => Err(e),
-    }
-}
+/// Files of this many bytes or more are mapped rather than read.
+const MAP_BYTES: u64 = 1 << 20;
 
 /// Reorders Fortran-order elements (first axis fastest) into C order.
 fn fortran_to_c(data: &[u8], shape: &[u64], size: usize) -> Vec<u8> {
@@ -461,16 +423,50 @@ mod tests {
     }
 
     #[test]
-    fn large_arrays_are_read_by_parts_in_order() {
-        // Past PARALLEL_READ: each thread's slice lands at its own offset.
-        let n = (PARALLEL_READ + 4096 + 12) / 4;
+    fn large_arrays_are_mapped_and_read_whole() {
+        // Past MAP_BYTES: the data is the mapped file's, from its first byte to its last.
+        let n = (MAP_BYTES as usize + 4096 + 12) / 4;
         let data: Vec<u8> = (0..n as u32).flat_map(|i| i.to_le_bytes()).collect();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.npy");
         write_npy(&path, Dtype::UINT32, &[1, n as u64], &data).unwrap();
         let npy = read_npy(&path).unwrap();
         assert_eq!(npy.shape, [1, n as u64]);
+        assert!(npy.data.is_shared(), "a large array is not mapped");
         assert!(npy.data == data, "the bytes differ");
+        // Below MAP_BYTES the data is read into a buffer of its own.
+        write_npy(&path, Dtype::UINT32, &[2, 3], &data[..24]).unwrap();
+        let small = read_npy(&path).unwrap();
+        assert!(!small.data.is_shared());
+        assert!(small.data == data[..24], "the bytes differ");
+    }
+
+    #[test]
+    fn a_mapped_big_endian_array_is_swapped_in_its_own_copy() {
+        // '>u2' data of MAP_BYTES: mapped, then copied to be swapped; the file is untouched.
+        let n = MAP_BYTES as usize / 2;
+        let le: Vec<u8> = (0..n).flat_map(|i| (i as u16).to_le_bytes()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("be.npy");
+        write_npy(&path, Dtype::UINT16, &[n as u64], &le).unwrap();
+        // The same header saying big-endian, and the data swapped.
+        let mut file = std::fs::read(&path).unwrap();
+        let at = file.windows(3).position(|w| w == b"<u2").unwrap();
+        file[at] = b'>';
+        let data_at = file.len() - le.len();
+        for e in file[data_at..].chunks_exact_mut(2) {
+            e.swap(0, 1);
+        }
+        std::fs::write(&path, &file).unwrap();
+        let npy = read_npy(&path).unwrap();
+        assert!(!npy.data.is_shared());
+        assert_eq!(&npy.data[..6], [0, 0, 1, 0, 2, 0]);
+        assert_eq!(&npy.data[2 * n - 2..], ((n - 1) as u16).to_le_bytes());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            file,
+            "the input file changed"
+        );
     }
 
     #[test]

@@ -236,7 +236,7 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
     program.set_stream(Engine::Sp, &b.sp);
     program.set_stream(Engine::Pool, &b.pool);
     program.set_stream(Engine::Act, &b.act);
-    program.add(Variable::input(
+    program.add(Variable::input_bytes(
         "x",
         ids::X,
         dtype,
@@ -566,17 +566,9 @@ impl Compiled {
     ) -> Result<PoolOutput, FrontendError> {
         let program = std::mem::take(&mut self.program);
         let m = run_machine(Machine::from_owned(stage_owned(program)?), exec, max_work)?;
-        let (base, len) = m
-            .staged()
-            .layout()
-            .find(|&(name, _, _)| name == "y")
-            .map_or((0, 0), |(_, b, l)| (b as usize, l as usize));
         let mut out = self.output(&m, Vec::new());
-        // The output's bytes stay in the DRAM buffer, moved to its front.
-        let mut y = m.into_dram();
-        y.truncate(base + len);
-        y.drain(..base);
-        out.output.data = y;
+        // The output's bytes are taken out of DRAM, not copied.
+        out.output.data = m.into_variable("y").unwrap_or_default().into();
         Ok(out)
     }
 
@@ -585,7 +577,7 @@ impl Compiled {
         let output = Tensor {
             dtype: self.dtype,
             shape: self.plan.out_shape(),
-            data: y,
+            data: y.into(),
         };
         let indices = self.plan.params.return_indices.then(|| {
             let raw = m.variable("argmax").unwrap_or_default();

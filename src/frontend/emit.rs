@@ -82,7 +82,7 @@ pub fn write_program_into(
             let path = dir.join(&name);
             let zeros;
             let data = match &v.init {
-                Some(d) => d,
+                Some(d) => &d[..],
                 None => {
                     zeros = vec![0u8; v.bytes().unwrap_or(0) as usize];
                     &zeros

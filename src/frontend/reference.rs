@@ -76,7 +76,7 @@ pub fn reference(params: &Pool2d, input: &Tensor) -> Result<PoolOutput, Frontend
         output: Tensor {
             dtype: input.dtype,
             shape: plan.out_shape(),
-            data,
+            data: data.into(),
         },
         indices: p.return_indices.then_some(indices),
     })

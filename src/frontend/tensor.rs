@@ -2,6 +2,7 @@
 
 use super::{DTYPES, FrontendError};
 use crate::device::convert::{InType, load_f32};
+use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
 use crate::npy::{ElemKind, NpyError, read_npy};
 use std::path::Path;
@@ -13,8 +14,9 @@ pub struct Tensor {
     pub dtype: Dtype,
     /// C order.
     pub shape: Vec<u64>,
-    /// Little-endian elements, C order.
-    pub data: Vec<u8>,
+    /// Little-endian elements, C order (a large `.npy`'s are shared with
+    /// the mapped file, [`read_tensor`]).
+    pub data: HostBytes,
 }
 
 impl Tensor {
@@ -23,7 +25,11 @@ impl Tensor {
         Tensor {
             dtype: Dtype::FP32,
             shape: shape.to_vec(),
-            data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            data: values
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
         }
     }
 

@@ -10,6 +10,7 @@
 //! by name and offset. [`program`] builds the [`Program`] that stages and runs.
 
 use super::model::{Neff, NeffVar, VarKind};
+use crate::files::HostBytes;
 use crate::isa::control::{off, target};
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::opcode::Opcode;
@@ -729,7 +730,7 @@ fn resolve_views(neff: &Neff, engine: Engine, x: &mut Expanded) -> Result<(), Ma
 /// preamble, semaphores start at zero.
 pub fn program<'a>(
     neff: &'a Neff,
-    inputs: &HashMap<String, Vec<u8>>,
+    inputs: &HashMap<String, HostBytes>,
 ) -> Result<Mapped<'a>, MapError> {
     let mut p = Program::new(neff.arch);
     let mut streams = Vec::with_capacity(5);
@@ -758,7 +759,7 @@ pub fn program<'a>(
             v.shape.clone()
         };
         let init = match &v.kind {
-            VarKind::File => neff.weight(v).map(<[u8]>::to_vec),
+            VarKind::File => neff.weight(v).map(|w| w.to_vec().into()),
             VarKind::Input => inputs.get(&v.name).cloned(),
             _ => None,
         };

@@ -10,6 +10,7 @@
 //! order, so overlapping walks behave as if each element moved before the
 //! next one was read.
 
+use super::image::DramImage;
 use super::stage::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
 use crate::device::{DeviceMemory, HostRange};
@@ -437,25 +438,6 @@ fn check_each(o: Operand, p: &WalkPlan, dram: &Dram) -> Result<(), FootprintFaul
     Ok(())
 }
 
-/// The byte buffers a DMA may touch: DRAM, SBUF, PSUM (in [`Space::index`] order).
-struct Buffers<'a>([&'a mut [u8]; 3]);
-
-impl Buffers<'_> {
-    /// `(src, dst)` of two different buffers.
-    fn pair(&mut self, s: usize, d: usize) -> (&[u8], &mut [u8]) {
-        debug_assert_ne!(s, d);
-        let [a, b, c] = &mut self.0;
-        match (s, d) {
-            (0, 1) => (a, b),
-            (0, 2) => (a, c),
-            (1, 0) => (b, a),
-            (1, 2) => (b, c),
-            (2, 0) => (c, a),
-            _ => (c, b),
-        }
-    }
-}
-
 /// Below this many bytes a DMA copies its rows on the calling thread.
 const PARALLEL_BYTES: usize = 4 << 20;
 
@@ -510,41 +492,85 @@ fn read_raw(b: &[u8], at: usize, n: usize) -> u64 {
 }
 
 /// Runs a planned DMA on the host: `mem` is the host copy of SBUF/PSUM (a
-/// deferring backend must have finished its queue first).
-pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut [u8]) {
+/// deferring backend must have finished its queue first). DRAM is reached
+/// through the window of `dram` that holds the DMA's DRAM bytes.
+pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut DramImage) {
     if p.elements() == 0 {
         return;
     }
     let (sbuf, psum) = mem.split_mut();
-    let mut bufs = Buffers([
-        dram,
+    let (sbuf, psum): (&mut [u8], &mut [u8]) = (
         bytemuck::cast_slice_mut(sbuf),
         bytemuck::cast_slice_mut(psum),
-    ]);
-    let (s, d) = (p.src.space.index(), p.dst.space.index());
+    );
+    let hull = p
+        .dram_hulls()
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+        .map(|(lo, hi)| (lo as u64, hi as u64));
+    let Some((lo, hi)) = hull else {
+        // SBUF <-> PSUM, or within one of them.
+        return match (p.src.space.index(), p.dst.space.index()) {
+            (1, 2) => between(p, sbuf, psum),
+            (2, 1) => between(p, psum, sbuf),
+            (1, _) => within(p, sbuf),
+            _ => within(p, psum),
+        };
+    };
+    let dst_in_dram = matches!(p.dst.space, Space::Dram);
+    let on_chip = |space: Space, sbuf, psum| match space {
+        Space::OnChip(Region::Psum) => psum,
+        _ => sbuf,
+    };
+    if !dst_in_dram {
+        let (window, base) = dram.window(lo, hi);
+        let q = p.rebased(base);
+        between(&q, window, on_chip(p.dst.space, sbuf, psum));
+        return;
+    }
+    let (window, base) = dram.window_mut(lo, hi);
+    let q = p.rebased(base);
+    if matches!(p.src.space, Space::Dram) {
+        within(&q, window);
+    } else {
+        between(&q, on_chip(p.src.space, sbuf, psum), window);
+    }
+}
+
+/// A DMA from the buffer `src` to the different buffer `dst`.
+fn between(p: &DmaPlan, src: &[u8], dst: &mut [u8]) {
+    let (se, de) = (p.src.elem, p.dst.elem);
+    let pairs = p.src.indices().zip(p.dst.indices());
+    let Some((it, ot)) = p.convert else {
+        // Whole rows at once when both walks are rows of adjacent elements.
+        let rows = if p.src.num == p.dst.num {
+            p.src.contiguous_rows().zip(p.dst.contiguous_rows())
+        } else {
+            None
+        };
+        if let Some((sr, dr)) = rows {
+            let n = p.src.num[0] as usize * se;
+            copy_rows(src, dst, sr.into_iter().zip(dr).collect(), n);
+            return;
+        }
+        for (a, b) in pairs {
+            dst[b..b + de].copy_from_slice(&src[a..a + se]);
+        }
+        return;
+    };
+    // EC-23: in -> f32 -> out with SPEC §6's conversions.
+    for (a, b) in pairs {
+        let out = store_f32_bits(ot, load_f32_bits(it, read_raw(src, a, se))).to_le_bytes();
+        dst[b..b + de].copy_from_slice(&out[..de]);
+    }
+}
+
+/// A DMA within one buffer: element by element in walk order (sequential
+/// semantics, so overlapping walks see earlier elements' writes).
+fn within(p: &DmaPlan, buf: &mut [u8]) {
     let (se, de) = (p.src.elem, p.dst.elem);
     let pairs = p.src.indices().zip(p.dst.indices());
     match p.convert {
-        None if s != d => {
-            let (src, dst) = bufs.pair(s, d);
-            // Whole rows at once when both walks are rows of adjacent elements.
-            let rows = if p.src.num == p.dst.num {
-                p.src.contiguous_rows().zip(p.dst.contiguous_rows())
-            } else {
-                None
-            };
-            if let Some((sr, dr)) = rows {
-                let n = p.src.num[0] as usize * se;
-                copy_rows(src, dst, sr.into_iter().zip(dr).collect(), n);
-                return;
-            }
-            for (a, b) in pairs {
-                dst[b..b + de].copy_from_slice(&src[a..a + se]);
-            }
-        }
-        // One buffer: element by element in walk order (sequential semantics).
         None => {
-            let buf = &mut *bufs.0[s];
             for (a, b) in pairs {
                 buf.copy_within(a..a + se, b);
             }
@@ -552,9 +578,8 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut [u8]) {
         // EC-23: in -> f32 -> out with SPEC §6's conversions.
         Some((it, ot)) => {
             for (a, b) in pairs {
-                let raw = read_raw(bufs.0[s], a, se);
-                let out = store_f32_bits(ot, load_f32_bits(it, raw)).to_le_bytes();
-                bufs.0[d][b..b + de].copy_from_slice(&out[..de]);
+                let out = store_f32_bits(ot, load_f32_bits(it, read_raw(buf, a, se))).to_le_bytes();
+                buf[b..b + de].copy_from_slice(&out[..de]);
             }
         }
     }
@@ -590,6 +615,18 @@ impl fmt::Display for DmaPlan {
 }
 
 impl DmaPlan {
+    /// The plan with its DRAM addresses counted from `base` (for a window
+    /// of DRAM that starts there).
+    fn rebased(&self, base: u64) -> DmaPlan {
+        let mut q = self.clone();
+        for w in [&mut q.src, &mut q.dst] {
+            if w.space == Space::Dram {
+                w.start -= base as i64;
+            }
+        }
+        q
+    }
+
     /// Elements moved.
     pub(crate) fn elements(&self) -> u64 {
         self.src.elements()

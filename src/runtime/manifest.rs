@@ -22,11 +22,11 @@
 //! panics on any input.
 
 use super::program::{Program, Role, Variable, VariableError, VariableFault};
-use crate::files::{FileError, read_input};
+use crate::files::{FileError, HostBytes, map_input, read_input};
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::stream::{StreamError, records};
 use crate::limits::Arch;
-use crate::npy::{npy_descr, parse_npy};
+use crate::npy::{npy_descr, parse_npy_input};
 use npyz::TypeStr;
 use serde::Deserialize;
 use std::fmt;
@@ -448,10 +448,10 @@ fn parse(text: &str, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Program, Fa
 /// Reads an input's `.npy`: its element type must be the one `.npy` dumps of
 /// the variable's dtype use ([`npy_descr`]: bf16 as uint16 bits, fp32r as
 /// float32, fp8 as uint8 bits; either byte order), its shape the variable's.
-fn read_array(path: &Path, v: &Variable, index: usize) -> Result<Vec<u8>, ManifestFault> {
+fn read_array(path: &Path, v: &Variable, index: usize) -> Result<HostBytes, ManifestFault> {
     let npy = |message: String| ManifestFault::Npy { index, message };
     let expected = npy_descr(v.dtype);
-    let bytes = read_input(path).map_err(|e| npy(e.to_string()))?;
+    let bytes = std::sync::Arc::new(map_input(path).map_err(|e| npy(e.to_string()))?);
     let (header, _) = crate::npy::header(path, &bytes).map_err(|e| npy(e.to_string()))?;
     let want: TypeStr = expected.parse().expect("npy_descr gives valid descrs");
     let (same, found) = match header.dtype() {
@@ -476,6 +476,6 @@ fn read_array(path: &Path, v: &Variable, index: usize) -> Result<Vec<u8>, Manife
         });
     }
     // The data (byte order and Fortran order handled by `exec`'s reader).
-    let data = parse_npy(path, &bytes).map_err(|e| npy(e.to_string()))?;
+    let data = parse_npy_input(path, bytes).map_err(|e| npy(e.to_string()))?;
     Ok(data.data)
 }

@@ -26,6 +26,7 @@
 
 pub mod build;
 mod dma;
+mod image;
 pub mod lower;
 pub mod manifest;
 mod program;

@@ -1,6 +1,7 @@
 //! A program in host memory: engine streams and device-DRAM variables (EC-18).
 
 use super::{DRAM_ALIGN, MAX_DRAM_BYTES, MAX_VARIABLE_ID};
+use crate::files::HostBytes;
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::record::Record;
 use crate::limits::Arch;
@@ -50,13 +51,25 @@ pub struct Variable {
     pub shape: Vec<u64>,
     /// Input, output or scratch.
     pub role: Role,
-    /// Initial bytes (little-endian elements, C order) for inputs; zero when `None`.
-    pub init: Option<Vec<u8>>,
+    /// Initial bytes (little-endian elements, C order) for inputs; zero when
+    /// `None`. Shared bytes (a mapped `.npy`) become device DRAM without a copy.
+    pub init: Option<HostBytes>,
 }
 
 impl Variable {
     /// An input variable holding `data` (little-endian elements, C order).
     pub fn input(name: &str, id: u32, dtype: Dtype, shape: &[u64], data: Vec<u8>) -> Variable {
+        Variable::input_bytes(name, id, dtype, shape, data.into())
+    }
+
+    /// [`Variable::input`] of bytes that may be shared with a mapped file.
+    pub fn input_bytes(
+        name: &str,
+        id: u32,
+        dtype: Dtype,
+        shape: &[u64],
+        data: HostBytes,
+    ) -> Variable {
         Variable {
             name: name.into(),
             id,

@@ -17,6 +17,7 @@
 
 use super::DEFAULT_MAX_RECORDS;
 use super::dma;
+use super::image::DramImage;
 use super::stage::{Cond, Op, Staged, Step, To};
 use super::timeline::Timeline;
 use crate::device::{
@@ -28,6 +29,7 @@ use crate::isa::record::Events;
 use crate::isa::text::disasm_record;
 use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -309,7 +311,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 16;
 pub struct Machine {
     staged: Arc<Staged>,
     mem: DeviceMemory,
-    dram: Vec<u8>,
+    dram: DramImage,
     sems: [i32; NUM_SEMAPHORES],
     events: [bool; NUM_EVENTS],
     regs: [[u32; NUM_REGISTERS]; 5],
@@ -356,10 +358,13 @@ impl Machine {
     /// inputs. Share one staged program between machines with an `Arc`.
     pub fn new(staged: impl Into<Arc<Staged>>) -> Machine {
         let staged = staged.into();
-        let mut dram = staged.dram_init.clone();
         // A staged program whose image moved into another machine
         // (`Machine::from_owned`) starts from zero DRAM rather than out of bounds.
-        dram.resize(staged.dram.size as usize, 0);
+        let dram = if staged.dram_init.len() == staged.dram.size {
+            staged.dram_init.clone()
+        } else {
+            DramImage::zeroed(staged.dram.size)
+        };
         Machine::with_dram(staged, dram)
     }
 
@@ -372,7 +377,7 @@ impl Machine {
         Machine::with_dram(Arc::new(staged), dram)
     }
 
-    fn with_dram(staged: Arc<Staged>, dram: Vec<u8>) -> Machine {
+    fn with_dram(staged: Arc<Staged>, dram: DramImage) -> Machine {
         let pc = start_pcs(&staged);
         Machine {
             mem: DeviceMemory::new(staged.arch),
@@ -399,12 +404,7 @@ impl Machine {
     /// registers, positions and counters as at start. The budgets stay.
     pub fn restart(&mut self) {
         self.mem.fill(0);
-        let image = &self.staged.dram_init;
-        if image.len() == self.dram.len() {
-            self.dram.copy_from_slice(image);
-        } else {
-            self.dram.fill(0);
-        }
+        self.dram.reset_from(&self.staged.dram_init);
         self.sems = [0; NUM_SEMAPHORES];
         self.events = [false; NUM_EVENTS];
         self.regs = [[0; NUM_REGISTERS]; 5];
@@ -452,21 +452,24 @@ impl Machine {
         &self.mem
     }
 
-    /// The whole DRAM image.
-    pub fn dram(&self) -> &[u8] {
-        &self.dram
+    /// The whole DRAM image (borrowed, unless an input shared with a mapped
+    /// file keeps DRAM in parts: then a copy).
+    pub fn dram(&self) -> Cow<'_, [u8]> {
+        self.dram.to_bytes()
     }
 
-    /// The machine's DRAM image, taken (no copy): for a caller that only
-    /// reads results once the run is over.
-    pub fn into_dram(self) -> Vec<u8> {
-        self.dram
+    /// The bytes of the variable called `name`, taken out of the machine's
+    /// DRAM without a copy when they can be (for a caller that only reads
+    /// results once the run is over). `None` when no variable has that name.
+    pub fn into_variable(self, name: &str) -> Option<Vec<u8>> {
+        let s = self.staged.dram.slots.iter().find(|s| s.name == name)?;
+        Some(self.dram.take(s.base, s.base + s.len))
     }
 
     /// The bytes of the variable called `name`.
     pub fn variable(&self, name: &str) -> Option<&[u8]> {
         let s = self.staged.dram.slots.iter().find(|s| s.name == name)?;
-        Some(&self.dram[s.base as usize..(s.base + s.len) as usize])
+        self.dram.get(s.base, s.base + s.len)
     }
 
     /// Semaphore `idx`.

@@ -9,10 +9,12 @@
 //! into the [`Op`] the scheduler runs.
 
 use super::dma::{self, DmaPlan, FootprintFault};
+use super::image::DramImage;
 use super::lower::{Block, LowerError, Rejected, lower};
 use super::program::{Program, Role, VariableError};
 use super::sched::{Update, Wait};
 use crate::device::Validated;
+use crate::files::HostBytes;
 use crate::isa::control::{DmaMemcpy, alu, cmp, off, target};
 use crate::isa::enums::Engine;
 use crate::isa::opcode::{Opcode, OpcodeClass};
@@ -120,7 +122,7 @@ pub struct Staged {
     pub(crate) exits: [Vec<usize>; 5],
     pub(crate) dram: Dram,
     /// The DRAM image at start: inputs filled, everything else zero.
-    pub(crate) dram_init: Vec<u8>,
+    pub(crate) dram_init: DramImage,
 }
 
 impl Staged {
@@ -261,52 +263,39 @@ impl fmt::Display for StageError {
 impl std::error::Error for StageError {}
 
 /// Stages `program`: lays out DRAM, validates every record, plans every DMA.
+/// Shared initial bytes (a mapped `.npy`) are shared by the image, not copied.
 pub fn stage(program: &Program) -> Result<Staged, StageError> {
     stage_with(program, |bases, size| {
-        let mut image = vec![0u8; size as usize];
-        for (v, &base) in program.variables.iter().zip(bases) {
-            if let Some(init) = &v.init {
-                image[base as usize..base as usize + init.len()].copy_from_slice(init);
-            }
-        }
-        image
+        let inits = program.variables.iter().zip(bases);
+        DramImage::build(
+            size,
+            inits.filter_map(|(v, &base)| Some((base, v.init.clone()?))),
+        )
     })
 }
 
 /// [`stage`] taking the program by value: the variables' initial bytes move
 /// into the DRAM image instead of being copied. When the first variable has
-/// initial bytes (it sits at DRAM address 0), its buffer becomes the image
-/// itself, grown in place, so a large input costs no copy at all.
+/// owned initial bytes (it sits at DRAM address 0), its buffer becomes the
+/// image itself, grown in place, so a large input costs no copy at all.
 pub fn stage_owned(mut program: Program) -> Result<Staged, StageError> {
     // Checks the initial bytes' lengths before they leave the variables.
     program.layout().map_err(StageError::Variable)?;
-    let inits: Vec<Option<Vec<u8>>> = program
+    let inits: Vec<Option<HostBytes>> = program
         .variables
         .iter_mut()
         .map(|v| v.init.take())
         .collect();
     stage_with(&program, move |bases, size| {
-        let mut inits = inits.into_iter();
-        let mut image = match inits.next() {
-            Some(Some(first)) => first,
-            _ => Vec::new(),
-        };
-        image.reserve_exact(size as usize - image.len());
-        for (init, &base) in inits.zip(&bases[1.min(bases.len())..]) {
-            if let Some(init) = init {
-                image.resize(base as usize, 0);
-                image.extend_from_slice(&init);
-            }
-        }
-        image.resize(size as usize, 0);
-        image
+        let inits = inits.into_iter().zip(bases);
+        DramImage::build(size, inits.filter_map(|(init, &base)| Some((base, init?))))
     })
 }
 
 /// [`stage`] with the DRAM image made by `image(bases, size)`.
 fn stage_with(
     program: &Program,
-    image: impl FnOnce(&[u64], u64) -> Vec<u8>,
+    image: impl FnOnce(&[u64], u64) -> DramImage,
 ) -> Result<Staged, StageError> {
     let (bases, size) = program.layout().map_err(StageError::Variable)?;
     let slots: Vec<Slot> = program

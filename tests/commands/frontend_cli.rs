@@ -33,7 +33,7 @@ fn s(p: &Path) -> &str {
 }
 
 fn data(p: &Path) -> Vec<u8> {
-    tpb_emu::npy::read_npy(p).unwrap().data
+    tpb_emu::npy::read_npy(p).unwrap().data.into_vec()
 }
 
 #[test]

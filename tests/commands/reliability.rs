@@ -96,7 +96,10 @@ fn run_on_cpu(manifest: &Path, limits: &[&str], out: &Path) -> Output {
 }
 
 fn y_of(dir: &Path) -> Vec<u8> {
-    tpb_emu::npy::read_npy(&dir.join("y.npy")).unwrap().data
+    tpb_emu::npy::read_npy(&dir.join("y.npy"))
+        .unwrap()
+        .data
+        .into_vec()
 }
 
 /// Item 1: a call as the main program's last action ends (through the CLI).
@@ -672,7 +675,7 @@ fn item8_a_wide_map_is_tiled_along_the_width() {
     let x = tpb_emu::frontend::Tensor {
         dtype: Dtype::FP32,
         shape: vec![1, 2, h as u64, w as u64],
-        data,
+        data: data.into(),
     };
     let p = tpb_emu::frontend::Pool2d::new(tpb_emu::frontend::PoolMode::Avg, 2, 2);
     let c = tpb_emu::frontend::compile(&p, &x).expect("wide maps compile");

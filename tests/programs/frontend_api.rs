@@ -125,13 +125,13 @@ fn bad_parameters_are_errors_not_panics() {
     let wrong = Tensor {
         dtype: Dtype::INT32,
         shape: vec![1, 1, 2, 2],
-        data: vec![0; 16],
+        data: vec![0; 16].into(),
     };
     assert!(frontend::compile(&Pool2d::new(PoolMode::Max, 2, 2), &wrong).is_err());
     let short = Tensor {
         dtype: Dtype::FP32,
         shape: vec![1, 1, 2, 2],
-        data: vec![0; 15],
+        data: vec![0; 15].into(),
     };
     assert!(frontend::compile(&Pool2d::new(PoolMode::Max, 2, 2), &short).is_err());
     let rank2 = Tensor::from_f32(&[4, 4], &[0.0; 16]);

@@ -111,7 +111,7 @@ fn fixture_lowers_to_four_records_and_runs_to_output_eq_input() {
         .flat_map(|i| (i as f32 * 1.5 - 7.0).to_le_bytes())
         .collect();
     let mut inputs = HashMap::new();
-    inputs.insert("input".to_string(), input.clone());
+    inputs.insert("input".to_string(), input.clone().into());
     let m = neff::lower::program(&n, &inputs).unwrap();
     // pe: one DMA_MEMCPY nums [128, 1], steps [1, 0] (NEFF-EC-5).
     let pe = &m.program.streams[Engine::Pe as usize];
@@ -579,7 +579,7 @@ fn virtual_views_run_and_bound_walks() {
     }));
     let n = load(&f).unwrap();
     let input: Vec<u8> = (0..128u8).collect();
-    let inputs = HashMap::from([("input".to_string(), input.clone())]);
+    let inputs = HashMap::from([("input".to_string(), input.clone().into())]);
     let m = neff::lower::program(&n, &inputs).unwrap();
     // The view's VAR_ID became gradient_out (4) at offset 64.
     let pool = &m.program.streams[Engine::Pool as usize];

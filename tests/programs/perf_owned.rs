@@ -39,7 +39,7 @@ fn stage_owned_builds_the_same_dram() {
 #[test]
 fn stage_owned_checks_initial_lengths() {
     let mut p = program();
-    p.variables[2].init = Some(vec![1, 2, 3]);
+    p.variables[2].init = Some(vec![1, 2, 3].into());
     assert!(stage_owned(p).is_err());
 }
 
@@ -98,7 +98,7 @@ fn read_npy_reads_the_data_straight_and_refuses_what_parse_refuses() {
     let bytes = tpb_emu::npy::npy_bytes(Dtype::FP32, &[3, 4], &data).unwrap();
     std::fs::write(&path, &bytes).unwrap();
     let read = tpb_emu::npy::read_npy(&path).unwrap();
-    assert_eq!((read.shape, read.data), (vec![3, 4], data.clone()));
+    assert_eq!((read.shape, read.data), (vec![3, 4], data.clone().into()));
     // One byte short, and one too many: the same errors as parsing the bytes.
     for cut in [
         &bytes[..bytes.len() - 1],

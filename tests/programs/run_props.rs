@@ -2,8 +2,10 @@
 //! reference (written here from EC-22/EC-23 and SPEC §3's map) gives; random
 //! control/synchronisation programs never panic, whatever they do.
 
+use std::sync::Arc;
 use tpb_emu::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
 use tpb_emu::device::{CpuExecutor, NoTrace};
+use tpb_emu::files::{HostBytes, Input};
 use tpb_emu::isa::control::{Addr8, DmaMemcpy, alu, cmp};
 use tpb_emu::isa::enums::{Dtype, Engine, UpdateMode, WaitMode};
 use tpb_emu::isa::{Record, Region};
@@ -172,6 +174,25 @@ impl Model {
 
 /// A Cayman program with an int16 input variable `v{k}` (id k + 1) of
 /// `sizes[k]` random elements for each k.
+/// `p` with the initial bytes of a random half of its variables shared with
+/// an input file's bytes (here in memory, between random other bytes), as a
+/// mapped `.npy`'s are: DRAM then keeps them as parts of their own.
+pub(crate) fn share_some_inits(rng: &mut fastrand::Rng, p: &Program) -> Program {
+    let mut p = p.clone();
+    for v in &mut p.variables {
+        let Some(init) = v.init.as_ref().filter(|_| rng.bool()) else {
+            continue;
+        };
+        let pad = rng.usize(0..9);
+        let mut file: Vec<u8> = (0..pad).map(|_| rng.u8(..)).collect();
+        file.extend_from_slice(init);
+        file.extend((0..rng.usize(0..9)).map(|_| rng.u8(..)));
+        let range = pad..pad + init.len();
+        v.init = HostBytes::shared(Arc::new(Input::Read(file)), range);
+    }
+    p
+}
+
 pub(crate) fn with_random_variables(rng: &mut fastrand::Rng, sizes: &[u64]) -> Program {
     let mut p = Program::new(Arch::Cayman);
     for (k, &n) in sizes.iter().enumerate() {
@@ -234,6 +255,11 @@ fn random_dmas_match_the_reference() {
             .collect();
         let mut m = Machine::new(st);
         m.run(&mut CpuExecutor::default(), &mut NoTrace).unwrap();
+        // The same program with inputs shared with files: DRAM in parts,
+        // written parts copied, walks across parts merging them.
+        let shared = share_some_inits(&mut rng, &p);
+        let mut s = Machine::new(stage(&shared).unwrap());
+        s.run(&mut CpuExecutor::default(), &mut NoTrace).unwrap();
         let mut model = Model {
             dram: Vec::new(),
             sbuf: vec![0; 128 * Arch::Cayman.sbuf_active_bytes() as usize],
@@ -247,6 +273,20 @@ fn random_dmas_match_the_reference() {
             model.dma(r, &mut sems);
         }
         assert_eq!(m.dram(), &model.dram[..], "seed {seed}: DRAM");
+        assert_eq!(
+            s.dram(),
+            &model.dram[..],
+            "seed {seed}: DRAM, shared inputs"
+        );
+        for r in [Region::Sbuf, Region::Psum] {
+            assert!(
+                s.memory().region_bytes(r) == m.memory().region_bytes(r),
+                "seed {seed}: {r:?}, shared inputs"
+            );
+        }
+        for (a, b) in shared.variables.iter().zip(&base.variables) {
+            assert_eq!(a.init, b.init, "seed {seed}: a shared input changed");
+        }
         assert!(
             m.memory().region_bytes(Region::Sbuf) == &model.sbuf[..],
             "seed {seed}: SBUF"
