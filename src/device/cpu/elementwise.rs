@@ -29,6 +29,10 @@ pub(crate) struct Operand<'s> {
     pub(crate) size: usize,
 }
 
+/// A kernel's one-pass form ([`Kernel::fused`]): a run of adjacent src
+/// elements' bytes to a run of adjacent dst elements' bytes.
+pub(crate) type RunFn = fn(&[u8], &mut [u8]);
+
 /// An elementwise kernel: what one lane computes from its sources' elements.
 pub(crate) trait Kernel: Sync {
     /// Per-lane state (Iota's generator walk).
@@ -38,6 +42,13 @@ pub(crate) trait Kernel: Sync {
     /// moved as bytes.
     fn identity(&self) -> bool {
         false
+    }
+    /// A one-pass form for one source: converts a run of adjacent src
+    /// elements into a run of adjacent dst elements (the byte slices hold
+    /// whole elements, the same count). Used where both walks go on along x
+    /// with step 1; the result is the chunk path's, without its copies.
+    fn fused(&self) -> Option<RunFn> {
+        None
     }
     /// The state of lane `lane` (counted from the start partition).
     fn lane(&self, lane: u32) -> Self::Lane;
@@ -160,6 +171,11 @@ fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &
     if k.identity() && srcs.len() == 1 {
         return copy_lane(lane, count, dst, srcs[0]);
     }
+    if let (Some(f), [src]) = (k.fused(), srcs)
+        && fused_lane(f, lane, count, dst, *src)
+    {
+        return;
+    }
     let mut st = k.lane(lane.index);
     let mut dwalk = walk(dst.side);
     let mut swalk: Vec<WalkIter> = srcs.iter().map(|s| walk(s.side)).collect();
@@ -226,6 +242,82 @@ fn copy_lane(lane: &mut Lane, count: u64, dst: Operand, src: Operand) {
             }
         }
         done += n;
+    }
+}
+
+/// One lane through a kernel's one-pass form `f`, run by run, when both
+/// walks go on along x with step 1 and the src bytes are not the dst's
+/// (another region, a snapshot, or a disjoint part of the dst partition);
+/// false, with nothing done, otherwise.
+fn fused_lane(f: RunFn, lane: &mut Lane, count: u64, dst: Operand, src: Operand) -> bool {
+    let contiguous = |s: &Side| s.step[0] == 1 || s.num[0] == 1;
+    if !contiguous(src.side) || !contiguous(dst.side) {
+        return false;
+    }
+    let range = |o: &Operand| {
+        let (lo, hi) = o.side.byte_range(o.size);
+        (o.side.offset as i64 + lo, o.side.offset as i64 + hi)
+    };
+    let (dlo, dhi) = range(&dst);
+    if matches!(lane.srcs[0], SrcMem::Dst) {
+        let (slo, shi) = range(&src);
+        if slo < dhi && dlo < shi {
+            return false;
+        }
+    }
+    let (mut sw, mut dw) = (walk(src.side), walk(dst.side));
+    let mut done = 0u64;
+    while done < count {
+        let n = sw.run_left().min(dw.run_left()).min(count - done);
+        let (s, _) = sw.next_run(n);
+        let (d, _) = dw.next_run(n);
+        let d = (dst.side.offset as i64 + d * dst.size as i64) as usize;
+        let (sl, dl) = (n as usize * src.size, n as usize * dst.size);
+        match &lane.srcs[0] {
+            SrcMem::Slice(b, at) => {
+                let s = (at + s * src.size as i64) as usize;
+                f(&b[s..s + sl], &mut lane.dst[d..d + dl]);
+            }
+            SrcMem::Dst => {
+                let s = (src.side.offset as i64 + s * src.size as i64) as usize;
+                if s < d {
+                    let (a, b) = lane.dst.split_at_mut(d);
+                    f(&a[s..s + sl], &mut b[..dl]);
+                } else {
+                    let (a, b) = lane.dst.split_at_mut(s);
+                    f(&b[..sl], &mut a[d..d + dl]);
+                }
+            }
+        }
+        done += n;
+    }
+    true
+}
+
+/// `dst[i] = f(src[i])` over whole elements of types `S` and `D`
+/// (little-endian; a slice not aligned to its type is read and written
+/// element by element).
+#[inline(always)]
+pub(crate) fn map_run<S: bytemuck::Pod, D: bytemuck::Pod>(
+    src: &[u8],
+    dst: &mut [u8],
+    f: impl Fn(S) -> D,
+) {
+    match (
+        bytemuck::try_cast_slice::<u8, S>(src),
+        bytemuck::try_cast_slice_mut::<u8, D>(dst),
+    ) {
+        (Ok(s), Ok(d)) => {
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = f(s);
+            }
+        }
+        _ => {
+            let (ss, ds) = (size_of::<S>(), size_of::<D>());
+            for (s, d) in src.chunks_exact(ss).zip(dst.chunks_exact_mut(ds)) {
+                d.copy_from_slice(bytemuck::bytes_of(&f(bytemuck::pod_read_unaligned(s))));
+            }
+        }
     }
 }
 
