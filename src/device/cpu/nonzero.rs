@@ -9,19 +9,20 @@ pub fn execute(op: &NzOp, mem: &mut DeviceMemory) {
     let t = op.count() as usize;
     let lanes: Vec<u32> = op.lanes().collect();
     let mut src = vec![0u32; t];
+    let mut out = vec![0u32; t + 1];
     for p in lanes {
         read_walk(mem, op.src(), p, 4, &mut src);
-        let mut out = Vec::with_capacity(t + 1);
+        // Every position is written to the next free slot, which moves on
+        // only past a nonzero: no branch per element.
+        let mut n = 0;
         for (i, &x) in src.iter().enumerate() {
-            if is_nonzero(op.float(), x) {
-                // EC-56: the bit-level zero test.
-                // EC-56: the src walk position plus index_offset, mod 2^32.
-                out.push((i as u32).wrapping_add(op.index_offset()));
-            }
+            // EC-56: the src walk position plus index_offset, mod 2^32.
+            out[n] = (i as u32).wrapping_add(op.index_offset());
+            // EC-56: the bit-level zero test.
+            n += is_nonzero(op.float(), x) as usize;
         }
-        let n = out.len() as u32;
-        out.resize(t, op.padding());
-        out.push(n);
+        out[n..t].fill(op.padding());
+        out[t] = n as u32;
         write_walk(mem, op.dst(), p, 4, &out);
     }
 }
