@@ -10,6 +10,11 @@ override FOLD: u32 = 0u; // 0 ADD f32, 1 AVERAGE, 2 MAX, 3 ADD int, 4 OR, 5 AND,
 override ADD_BY_BITS: u32 = 1u;
 override ALL_AXIS: bool = false;
 override IN_DTYPE: u32 = 10u; // per element: an override, so its switch compiles out
+// Partitions axis with 4-byte src elements whose walk positions go four at
+// a time along 16-byte-aligned rows (and dst positions four at a time along
+// its rows): each invocation folds positions 4k..4k+3, one vec4 load per
+// lane, each position still folded over the lanes in order (EC-54).
+override VEC4: bool = false;
 
 // Mirrors `ClrParams` in src/device/gpu/lane_kernels.rs.
 struct Params {
@@ -222,6 +227,34 @@ fn cross_lane(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
             }
         }
         store_bits(walk_byte(p.dst, 0u, vec4<u32>(0u)), p.dst.size, store_acc(acc));
+        return;
+    }
+    if VEC4 {
+        let k0 = k * 4u;
+        if k0 >= p.count {
+            return;
+        }
+        let at = walk_byte(p.src, 0u, coords(k0, p.src.num)) >> 4u;
+        let v = memv[at];
+        var a0 = first(v.x, p.scale);
+        var a1 = first(v.y, p.scale);
+        var a2 = first(v.z, p.scale);
+        var a3 = first(v.w, p.scale);
+        let lanes = opaque(p.channels, wg.z);
+        let stride = p.src.lane_stride >> 4u;
+        for (var lane = 1u; lane < lanes; lane++) {
+            let w = memv[at + lane * stride];
+            a0 = step(a0, w.x, p.scale);
+            a1 = step(a1, w.y, p.scale);
+            a2 = step(a2, w.z, p.scale);
+            a3 = step(a3, w.w, p.scale);
+        }
+        let d = walk_byte(p.dst, 0u, coords(k0, p.dst.num));
+        let ds = p.dst.size;
+        store_bits(d, ds, store_acc(a0));
+        store_bits(d + ds, ds, store_acc(a1));
+        store_bits(d + 2u * ds, ds, store_acc(a2));
+        store_bits(d + 3u * ds, ds, store_acc(a3));
         return;
     }
     if k >= p.count {

@@ -132,12 +132,36 @@ fn key(
     }
 }
 
-fn clr_constants(fold: u32, in_d: u32, all: bool, add_by_bits: bool) -> Vec<(&'static str, u32)> {
+fn clr_constants(
+    fold: u32,
+    in_d: u32,
+    all: bool,
+    add_by_bits: bool,
+    vec4: bool,
+) -> Vec<(&'static str, u32)> {
     let mut c = vec![("FOLD", fold), ("IN_DTYPE", in_d), ("ALL_AXIS", all as u32)];
     if fold <= 1 {
         c.push(("ADD_BY_BITS", add_by_bits as u32));
     }
+    if vec4 {
+        c.push(("VEC4", 1));
+    }
     c
+}
+
+/// Whether a Partitions-axis fold can take its positions four at a time
+/// (`VEC4`): 4-byte src elements along 16-byte-aligned rows of whole vec4s
+/// in every partition, and dst positions four at a time along its rows.
+fn clr_vec4(src: &WalkParams, dst: &WalkParams, count: u64) -> bool {
+    let rows = |w: &WalkParams| w.num[0].is_multiple_of(4) && (w.step[0] == 1 || w.num[0] == 1);
+    src.size == 4
+        && count.is_multiple_of(4)
+        && rows(src)
+        && rows(dst)
+        && src.num[0] > 1
+        && src.base.is_multiple_of(16)
+        && src.lane_stride.is_multiple_of(16)
+        && (1..4).all(|i| src.num[i] <= 1 || (src.step[i] * 4).rem_euclid(16) == 0)
 }
 
 /// A CrossLaneReduce op as one dispatch of `cross_lane.wgsl`: one
@@ -148,11 +172,17 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         Fold::Average { scale } => scale,
         _ => 0,
     };
-    let invocations = if op.all_axis() { 1 } else { op.count() };
+    let (src, dst) = (walk(op.src(), s, cx.arch), walk(op.dst(), d, cx.arch));
+    let vec4 = !op.all_axis() && clr_vec4(&src, &dst, op.count());
+    let invocations = match (op.all_axis(), vec4) {
+        (true, _) => 1,
+        (false, true) => op.count() / 4,
+        (false, false) => op.count(),
+    };
     let g = grid(invocations, cx.max_x);
     let p = ClrParams {
-        src: walk(op.src(), s, cx.arch),
-        dst: walk(op.dst(), d, cx.arch),
+        src,
+        dst,
         channels: op.channels(),
         count: op.count() as u32,
         groups_x: g.0,
@@ -165,6 +195,7 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         op.in_dtype().0 as u32,
         op.all_axis(),
         cx.add_by_bits,
+        vec4,
     );
     Dispatch {
         key: key(Shader::CrossLane, "cross_lane", constants),
@@ -229,11 +260,19 @@ pub fn variants() -> Vec<PipelineKey> {
             let by_bits: &[bool] = if fold <= 1 { &[false, true] } else { &[false] };
             for &i in &ins {
                 for &b in by_bits {
-                    keys.push(key(
-                        Shader::CrossLane,
-                        "cross_lane",
-                        clr_constants(fold, i, all, b),
-                    ));
+                    // VEC4: Partitions axis, 4-byte in dtypes (int32, uint32, fp32).
+                    let vec4: &[bool] = if !all && (8..=10).contains(&i) {
+                        &[false, true]
+                    } else {
+                        &[false]
+                    };
+                    for &v in vec4 {
+                        keys.push(key(
+                            Shader::CrossLane,
+                            "cross_lane",
+                            clr_constants(fold, i, all, b, v),
+                        ));
+                    }
                 }
             }
         }
