@@ -368,3 +368,74 @@ fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
     }
     assert!(tested >= 20, "{tested} records");
 }
+
+/// NonzeroWithCount's dense form (`DENSE`: vec4 reads, addresses from the
+/// position) for int32 and fp32 inputs over T a multiple of 4 in one row or
+/// several, on words that are zero, −0, NaN, subnormal or not: each record
+/// is checked to take the form, then the GPU against the CPU over all memory.
+#[test]
+fn the_dense_nonzero_form_matches_the_cpu() {
+    use tpb_emu::device::gpu::batch::EncodeCx;
+    use tpb_emu::device::gpu::executor::encode;
+    use tpb_emu::device::{Op, Validated};
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0xDE45_00F2);
+    let mut mem = DeviceMemory::new(ARCH);
+    randomize(&mut mem, &mut rng, 0xF2);
+    // Runs of zeros and of the special words, so chunks hold none, some or all.
+    const WORDS: [u32; 6] = [0, 0, 0x8000_0000, 0x7FC0_0000, 1, 0x3F80_0000];
+    let active = Region::Sbuf.active_bytes(ARCH) as usize;
+    let data = mem.region_bytes_mut(Region::Sbuf);
+    for p in 0..PARTITIONS as usize {
+        let mut w = 0u32;
+        for at in (0..0x2100).step_by(4) {
+            if rng.u8(0..8) == 0 {
+                w = pick(&mut rng, &WORDS);
+            }
+            let x = if rng.u8(0..4) == 0 { rng.u32(..) } else { w };
+            data[p * active + at..p * active + at + 4].copy_from_slice(&x.to_le_bytes());
+        }
+    }
+    let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
+    let cx = EncodeCx {
+        arch: ARCH,
+        max_x: 65_535,
+        rows_max_chunks: 1,
+        add_by_bits: false,
+        row_per_max: 64,
+    };
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let mut n = 0;
+    for (t, rows) in [(4u16, 1u16), (256, 1), (1000, 1), (64, 8), (2048, 1)] {
+        for i in [Dtype::INT32, Dtype::FP32] {
+            for (nac, sp) in [(128u8, 0u32), (33, 16)] {
+                let x = t / rows;
+                let src = to_3d(Tensor4d::new(
+                    sb(sp, 0x10),
+                    [(x, 1), (rows, x as i16), (1, 0), (1, 0)],
+                ));
+                let dst = to_3d(Tensor4d::new(
+                    sb(sp, 0x4004),
+                    [(t + 1, 1), (1, 0), (1, 0), (1, 0)],
+                ));
+                let r = S3d3NonzeroWithCount::new(i, nac, rng.i32(-8..8), -7, src, dst).encode();
+                let text = tpb_emu::isa::text::disasm_record(&r);
+                let v = Validated::new(0, r, Target::pool(ARCH))
+                    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+                let key = encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key;
+                assert!(
+                    key.constants.contains(&("DENSE", 1)),
+                    "not the dense form: {key:?}\n{text}"
+                );
+                assert_same(
+                    &mut gpu_exec,
+                    &[r],
+                    &mem,
+                    &format!("T {t}, {i:?}, {nac} lanes"),
+                );
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, 20);
+}

@@ -204,6 +204,28 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
     }
 }
 
+/// Whether a walk visits consecutive elements (position k is element k).
+fn dense(w: &WalkParams) -> bool {
+    let mut span = 1i64;
+    for d in 0..4 {
+        if w.num[d] > 1 && w.step[d] as i64 != span {
+            return false;
+        }
+        span *= w.num[d] as i64;
+    }
+    true
+}
+
+/// Whether NonzeroWithCount can take `nonzero.wgsl`'s DENSE form: both
+/// walks dense, the src 16-byte aligned in every lane, T a multiple of 4.
+fn nonzero_dense(p: &NzParams) -> bool {
+    dense(&p.src)
+        && dense(&p.dst)
+        && p.count.is_multiple_of(4)
+        && p.src.base.is_multiple_of(16)
+        && p.src.lane_stride.is_multiple_of(16)
+}
+
 /// A NonzeroWithCount op as one dispatch of `nonzero.wgsl`: a workgroup per
 /// processed lane (EC-56); a record with none gets an empty grid (nothing
 /// is read or written).
@@ -217,7 +239,10 @@ pub fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
         index_offset: op.index_offset(),
         padding: op.padding(),
     };
-    let constants = vec![("FLOAT_IN", op.float() as u32)];
+    let mut constants = vec![("FLOAT_IN", op.float() as u32)];
+    if nonzero_dense(&p) {
+        constants.push(("DENSE", 1));
+    }
     let groups = lanes.len() as u32;
     Dispatch {
         key: key(Shader::Nonzero, "nonzero", constants),
@@ -279,6 +304,11 @@ pub fn variants() -> Vec<PipelineKey> {
     }
     for f in [0, 1] {
         keys.push(key(Shader::Nonzero, "nonzero", vec![("FLOAT_IN", f)]));
+        keys.push(key(
+            Shader::Nonzero,
+            "nonzero",
+            vec![("DENSE", 1), ("FLOAT_IN", f)],
+        ));
         for o in [0, 1] {
             keys.push(key(
                 Shader::SeqBounds,
