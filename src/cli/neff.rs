@@ -73,7 +73,8 @@ fn engines(engine: Option<Engine>) -> Vec<Engine> {
 
 /// `validate MODEL.neff [--engine E]`: expands (NEFF-EC-4/5), lowers (SPEC §8)
 /// and validates each chosen engine's stream for the NEFF's generation;
-/// without `--engine`, every engine. Exit 3 on the first invalid record.
+/// without `--engine`, every engine. Exit 3 on the first invalid record, in
+/// engine order.
 pub fn validate(
     path: &Path,
     engine: Option<Engine>,
@@ -82,8 +83,11 @@ pub fn validate(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let n = load(path, flags, arch)?;
-    for e in engines(engine) {
-        let count = crate::neff::lower::validate_engine(&n, e).map_err(|err| match err {
+    let chosen = engines(engine);
+    // Validated on every core; reported in engine order, up to the first error.
+    let results = crate::neff::lower::validate_engines(&n, &chosen);
+    for (e, result) in chosen.into_iter().zip(results) {
+        let count = result.map_err(|err| match err {
             crate::neff::lower::EngineInvalid::Trigger(t) => rejected(t),
             other => CliError::InvalidProgram(other.to_string()),
         })?;

@@ -14,6 +14,7 @@ use crate::files::HostBytes;
 use crate::isa::control::{off, target};
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::opcode::Opcode;
+use crate::isa::validate::{Target, validate_stream};
 use crate::limits::RECORD_BYTES;
 use crate::runtime::{Program, Role, Variable};
 use serde_json::Value;
@@ -579,13 +580,63 @@ pub enum EngineInvalid {
 /// with no pseudo-opcode after expansion lowers to itself, so it is validated
 /// in place. Returns the records validated.
 pub fn validate_engine(neff: &Neff, engine: Engine) -> Result<usize, EngineInvalid> {
-    use crate::isa::validate::{StreamInvalid, Target, validate_stream};
-    use crate::runtime::lower::{LowerError, LoweredInvalid, lower, validate_lowered};
-    let x = expand(neff, engine)?;
-    let t = Target {
+    let t = target(neff, engine);
+    // `validate_stream` refuses every pseudo-opcode, 0xC1 and 0xC8 among
+    // them: a stream it accepts has nothing to expand or lower, and the
+    // common case takes one pass. Otherwise the full path finds the error.
+    match validate_stream(neff.stream(engine), t) {
+        Ok(n) => Ok(n),
+        Err(_) => expand_and_validate(neff, engine),
+    }
+}
+
+/// Records per piece when [`validate_engines`] spreads streams over threads.
+const PIECE_RECORDS: usize = 1 << 16;
+
+/// [`validate_engine`] for each of `engines`, on every host thread; the
+/// results in the order given, each the one [`validate_engine`] returns, so
+/// the first error in that order is the one a sequential run meets first.
+pub fn validate_engines(neff: &Neff, engines: &[Engine]) -> Vec<Result<usize, EngineInvalid>> {
+    // Every stream in record-aligned pieces, so that the common case (streams
+    // `validate_stream` accepts in place) keeps every thread busy whatever
+    // the streams' lengths.
+    let piece = PIECE_RECORDS * RECORD_BYTES;
+    let pieces: Vec<(Engine, std::ops::Range<usize>)> = engines
+        .iter()
+        .flat_map(|&e| {
+            let len = neff.stream(e).len();
+            (0..len)
+                .step_by(piece)
+                .map(move |at| (e, at..(at + piece).min(len)))
+        })
+        .collect();
+    let valid = super::par::map(&pieces, |(e, r)| {
+        validate_stream(&neff.stream(*e)[r.clone()], target(neff, *e)).is_ok()
+    });
+    super::par::map(engines, |&e| {
+        let all_valid = pieces.iter().zip(&valid).all(|((p, _), &v)| *p != e || v);
+        if all_valid {
+            Ok(neff.stream(e).len() / RECORD_BYTES)
+        } else {
+            expand_and_validate(neff, e)
+        }
+    })
+}
+
+fn target(neff: &Neff, engine: Engine) -> Target {
+    Target {
         engine,
         arch: neff.arch,
-    };
+    }
+}
+
+/// [`validate_engine`]'s full path: expansion, then validation in place or
+/// after the runtime's lowering.
+fn expand_and_validate(neff: &Neff, engine: Engine) -> Result<usize, EngineInvalid> {
+    use crate::isa::validate::StreamInvalid;
+    use crate::runtime::lower::{LowerError, LoweredInvalid, lower, validate_lowered};
+    let x = expand(neff, engine)?;
+    let t = target(neff, engine);
     let has_pseudo = x
         .bytes
         .chunks_exact(RECORD_BYTES)

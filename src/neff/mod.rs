@@ -21,6 +21,7 @@ mod archive;
 mod header;
 pub mod lower;
 mod model;
+mod par;
 pub mod pack;
 
 pub use archive::{Member, gunzip, gzip, is_gzip, md5, sha256, walk, write_tar};

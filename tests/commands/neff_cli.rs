@@ -354,3 +354,44 @@ fn pool2d_emit_neff_runs_to_the_same_output() {
     assert_eq!(got.shape, want.shape);
     assert_eq!(got.data, want.data);
 }
+
+#[test]
+fn validate_reports_the_first_invalid_engine_in_engine_order() {
+    use tpb_emu::isa::enums::UpdateMode;
+    use tpb_emu::runtime::build::{ev_update, event_semaphore};
+    // Valid EVENT_SEMAPHORE records; `bad` gets an unknown opcode.
+    let stream = |n: usize, bad: usize| -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| {
+                let mut r = event_semaphore(ev_update(UpdateMode::SEM_INC, 1, 0)).0;
+                if i == bad {
+                    r[0] = 0xFF;
+                }
+                r
+            })
+            .collect()
+    };
+    // ACT fails late in a long stream, DVE at once: ACT is reported, after PE's line.
+    let f = pkg2(&fixture_tar(&Parts {
+        extra: vec![
+            ("sg00/act.bin".into(), stream(100_000, 99_999)),
+            ("sg00/dve.bin".into(), stream(4, 0)),
+        ],
+        ..Parts::default()
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("two.neff");
+    std::fs::write(&p, f).unwrap();
+    let o = tpb(&["validate", s(&p)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("ok: pe: "), "{out}");
+    let err = stderr(&o);
+    assert!(err.contains("act stream: "), "{err}");
+    assert!(
+        err.contains(&format!("[NEFF offset {}]", 99_999 * 64)),
+        "{err}"
+    );
+    assert!(!err.contains("dve stream"), "{err}");
+}

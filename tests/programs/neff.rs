@@ -874,3 +874,87 @@ fn a_large_collective_is_rows_of_0x8000_then_the_rest() {
     assert_eq!(&r1[4..8], &[0, 0, 0x13, 22]);
     assert_eq!(&r0[12..16], &[0; 4]);
 }
+
+/// `n` EVENT_SEMAPHORE records, valid on every engine, with an unknown
+/// opcode (0xFF) at record `bad` when given.
+fn records(n: usize, bad: Option<usize>) -> Vec<u8> {
+    use tpb_emu::isa::enums::UpdateMode;
+    use tpb_emu::runtime::build::{ev_update, event_semaphore};
+    let mut s = Vec::with_capacity(n * 64);
+    for i in 0..n {
+        let mut r = event_semaphore(ev_update(UpdateMode::SEM_INC, (i % 256) as u8, 0)).0;
+        if bad == Some(i) {
+            r[0] = 0xFF;
+        }
+        s.extend_from_slice(&r);
+    }
+    s
+}
+
+/// The fixture with ACT's and DVE's streams replaced (a repeated member
+/// replaces the first) and, when `noise`, 1.5 MiB of incompressible bytes in
+/// an extra member, so that the digest is computed beside the inflate.
+fn with_act_dve(act: Vec<u8>, dve: Vec<u8>, noise: bool) -> Vec<u8> {
+    let mut rng = fastrand::Rng::with_seed(5);
+    let mut extra = vec![
+        ("sg00/act.bin".to_string(), act),
+        ("sg00/dve.bin".to_string(), dve),
+    ];
+    if noise {
+        extra.push((
+            "sg00/noise".into(),
+            (0..3 << 19).map(|_| rng.u8(..)).collect(),
+        ));
+    }
+    fixture_tar(&Parts {
+        extra,
+        ..Parts::default()
+    })
+}
+
+fn strings(r: Vec<Result<usize, neff::lower::EngineInvalid>>) -> Vec<Result<usize, String>> {
+    r.into_iter()
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect()
+}
+
+#[test]
+fn engines_validated_in_parallel_report_as_in_engine_order() {
+    // ACT fails at its last record, in the last of two pieces; DVE at its
+    // first, which a parallel run meets first. PE (0xC8) and POOL (0xC1)
+    // expand.
+    let f = pkg2(&with_act_dve(
+        records(70_000, Some(69_999)),
+        records(10, Some(0)),
+        false,
+    ));
+    let n = load(&f).unwrap();
+    let all = strings(neff::lower::validate_engines(&n, &Engine::ALL));
+    let one = strings(
+        Engine::ALL
+            .iter()
+            .map(|&e| neff::lower::validate_engine(&n, e))
+            .collect(),
+    );
+    assert_eq!(all, one);
+    let first = all.iter().find_map(|r| r.as_ref().err()).unwrap();
+    assert!(first.starts_with("act stream: "), "{first}");
+    assert!(
+        first.ends_with(&format!("[NEFF offset {}]", 69_999 * 64)),
+        "{first}"
+    );
+    assert!(all[Engine::Pe as usize].is_ok() && all[Engine::Pool as usize].is_ok());
+    assert!(
+        all[Engine::Dve as usize]
+            .as_ref()
+            .unwrap_err()
+            .starts_with("dve stream: ")
+    );
+    // One engine, several pieces, all valid.
+    let f = pkg2(&with_act_dve(records(70_000, None), Vec::new(), false));
+    let n = load(&f).unwrap();
+    assert_eq!(
+        strings(neff::lower::validate_engines(&n, &[Engine::Act])),
+        [Ok(70_000)]
+    );
+}
