@@ -1,13 +1,12 @@
-//! The payload layer (SPEC-NEFF §1.5, §1.6, §2.3; §6 steps 8–10): the digest,
-//! gzip inflation with a bound, the tar walk, and the writers `pack` uses.
+//! The payload layer (SPEC-NEFF §1.5, §1.6, §2.3; §6 steps 8 and 10): the
+//! digest, the tar walk, and the writers `pack` uses (inflation is
+//! [`super::inflate`]).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::ops::Range;
 
 /// The gzip magic and deflate method byte (§6 step 9: `1f 8b 08`).
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
-/// Deflate's largest expansion: 258 bytes from about 2 bits.
-const MAX_DEFLATE_RATIO: u64 = 1032;
 /// Tar block size.
 const BLOCK: usize = 512;
 /// The 18-byte suffix of members the runtime drops (§1.6, §7 C-6).
@@ -29,39 +28,6 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
 /// whatever `pkg_version` says.
 pub fn is_gzip(data: &[u8]) -> bool {
     data.starts_with(&GZIP_MAGIC)
-}
-
-/// §6 step 9: inflates the single gzip member at the start of `data` (bytes
-/// after its trailer are ignored), checking CRC-32 and ISIZE. Refuses to
-/// produce more than `limit` bytes. The error is the detail of "failure while
-/// reading NEFF metadata".
-pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
-    let mut dec = flate2::bufread::GzDecoder::new(data).take(limit.saturating_add(1));
-    // A capacity hint from the ISIZE trailer of a payload that is one member,
-    // bounded by the limit and by deflate's largest ratio (1032:1), so that
-    // the output is not copied as it grows.
-    let hint = data
-        .last_chunk::<4>()
-        .map_or(0, |t| u32::from_le_bytes(*t) as u64)
-        .min(limit)
-        .min(data.len() as u64 * MAX_DEFLATE_RATIO);
-    let mut out = Vec::with_capacity(hint as usize);
-    dec.read_to_end(&mut out).map_err(|e| {
-        let s = e.to_string();
-        if s.contains("checksum") {
-            "gzip CRC mismatch".to_string()
-        } else if s.contains("length") {
-            "gzip ISIZE mismatch".to_string()
-        } else {
-            format!("gzip: {s}")
-        }
-    })?;
-    if out.len() as u64 > limit {
-        return Err(format!(
-            "the payload inflates beyond the limit of {limit} bytes"
-        ));
-    }
-    Ok(out)
 }
 
 /// One stored tar member: its name (leading `./` stripped) and its bytes'
@@ -314,6 +280,7 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::neff::gunzip;
 
     #[test]
     fn md5_of_abc() {

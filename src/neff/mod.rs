@@ -19,13 +19,15 @@
 
 mod archive;
 mod header;
+mod inflate;
 pub mod lower;
 mod model;
 mod par;
 pub mod pack;
 
-pub use archive::{Member, gunzip, gzip, is_gzip, md5, sha256, walk, write_tar};
+pub use archive::{Member, gzip, is_gzip, md5, sha256, walk, write_tar};
 pub use header::{FEATURES_REFUSED, FEATURES_SUPPORTED, HEADER_BYTES, Header, MAX_MAJOR};
+pub use inflate::gunzip;
 pub use model::{
     DmaBlock, EngineStream, IoTensor, Neff, NeffVar, VarKind, def_dtype, def_dtype_name, dltype,
     dltype_name,
