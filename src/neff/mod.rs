@@ -22,8 +22,8 @@ mod header;
 mod inflate;
 pub mod lower;
 mod model;
-mod par;
 pub mod pack;
+mod par;
 
 pub use archive::{Member, gzip, is_gzip, md5, sha256, walk, write_tar};
 pub use header::{FEATURES_REFUSED, FEATURES_SUPPORTED, HEADER_BYTES, Header, MAX_MAJOR};
@@ -233,20 +233,67 @@ pub fn open_owned<B>(bytes: B, opts: &Options) -> Result<Container, NeffError>
 where
     B: AsRef<[u8]> + Send + Sync + 'static,
 {
-    let (header, data) = header::check(bytes.as_ref())?;
-    // Step 8, NEFF-EC-2.
-    if opts.verify {
-        if data.is_empty() {
-            return Err(NeffError::NothingToVerify);
-        }
-        if header.pkg_version == 1 {
-            if sha256(data) != header.hash {
-                return Err(NeffError::Sha256Mismatch);
-            }
-        } else if md5(data)[..] != header.hash[..16] {
-            return Err(NeffError::Md5Mismatch);
-        }
+    open_then(bytes, opts, Ok)
+}
+
+/// Payloads below this are hashed inline: a thread would cost more.
+const DIGEST_THREAD_BYTES: usize = 1 << 20;
+
+/// Steps 1–10, then `then` on the container, while step 8's digest
+/// (NEFF-EC-2) is computed on another thread. The runtime checks the digest
+/// first, so a mismatch is reported in preference to any error of steps 9 on
+/// or of `then`.
+fn open_then<B, R>(
+    bytes: B,
+    opts: &Options,
+    then: impl FnOnce(Container) -> Result<R, NeffError>,
+) -> Result<R, NeffError>
+where
+    B: AsRef<[u8]> + Send + Sync + 'static,
+{
+    let bytes = std::sync::Arc::new(bytes);
+    let (header, data) = header::check((*bytes).as_ref())?;
+    if opts.verify && data.is_empty() {
+        return Err(NeffError::NothingToVerify);
     }
+    let digest = || {
+        if !opts.verify {
+            Ok(())
+        } else if header.pkg_version == 1 {
+            (sha256(data) == header.hash)
+                .then_some(())
+                .ok_or(NeffError::Sha256Mismatch)
+        } else {
+            (md5(data)[..] == header.hash[..16])
+                .then_some(())
+                .ok_or(NeffError::Md5Mismatch)
+        }
+    };
+    if data.len() < DIGEST_THREAD_BYTES {
+        digest()?;
+        return then(unpack(&bytes, &header, data, opts)?);
+    }
+    std::thread::scope(|s| {
+        let digest = s.spawn(digest);
+        let rest = unpack(&bytes, &header, data, opts).and_then(then);
+        let digest = digest
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        digest.and(rest)
+    })
+}
+
+/// Steps 9–10 on `data`, the payload of `bytes`: inflation (NEFF-EC-1,
+/// bounded by `opts.inflate_limit`) and the tar walk.
+fn unpack<B>(
+    bytes: &std::sync::Arc<B>,
+    header: &Header,
+    data: &[u8],
+    opts: &Options,
+) -> Result<Container, NeffError>
+where
+    B: AsRef<[u8]> + Send + Sync + 'static,
+{
     let meta = |detail: String| NeffError::Metadata {
         path: opts.path.clone(),
         detail,
@@ -265,12 +312,12 @@ where
             )));
         }
         let at = HEADER_BYTES..HEADER_BYTES + data.len();
-        (Kept(std::sync::Arc::new(bytes)), at)
+        (Kept(bytes.clone()), at)
     };
     // Step 10.
     let idx = walk(&(*buf.0).as_ref()[tar_at.clone()]).map_err(meta)?;
     Ok(Container {
-        header,
+        header: header.clone(),
         gzip: gz,
         buf,
         tar_at,
@@ -287,7 +334,7 @@ where
 
 /// SPEC-NEFF §6 steps 1–13: reads a whole NEFF.
 pub fn read(bytes: &[u8], opts: &Options) -> Result<Neff, NeffError> {
-    model::load(open(bytes, opts)?, opts)
+    read_owned(bytes.to_vec(), opts)
 }
 
 /// [`read`] on bytes the result may keep (a raw tar is then not copied).
@@ -295,5 +342,5 @@ pub fn read_owned<B>(bytes: B, opts: &Options) -> Result<Neff, NeffError>
 where
     B: AsRef<[u8]> + Send + Sync + 'static,
 {
-    model::load(open_owned(bytes, opts)?, opts)
+    open_then(bytes, opts, |c| model::load(c, opts))
 }

@@ -958,3 +958,61 @@ fn engines_validated_in_parallel_report_as_in_engine_order() {
         [Ok(70_000)]
     );
 }
+
+#[test]
+fn a_digest_mismatch_wins_over_every_later_error() {
+    let opts = |verify| Options {
+        verify,
+        path: "d.neff".into(),
+        ..Options::default()
+    };
+    // Small payloads are hashed before inflating, large ones beside it.
+    for noise in [false, true] {
+        let invalid_record = with_act_dve(records(5, Some(2)), Vec::new(), noise);
+        let mut bad_json = with_act_dve(Vec::new(), Vec::new(), noise);
+        let at = bad_json.windows(7).position(|w| w == b"\"nodes\"").unwrap();
+        bad_json[at] = b'{';
+        for (tar, later) in [
+            (invalid_record, "act stream: "),
+            (bad_json, "invalid JSON in neff.json"),
+        ] {
+            for pkg in [1, 2] {
+                let mut f = if pkg == 1 { pkg1(&tar) } else { pkg2(&tar) };
+                // Without the digest the later error shows.
+                let later_err = match neff::read(&f, &opts(false)) {
+                    Ok(n) => {
+                        let r = strings(neff::lower::validate_engines(&n, &Engine::ALL));
+                        r.into_iter().find_map(Result::err).unwrap()
+                    }
+                    Err(e) => e.to_string(),
+                };
+                assert!(later_err.starts_with(later), "{later_err}");
+                // A wrong digest in the header: the digest error.
+                f[0xAC] ^= 1;
+                let want = if pkg == 1 {
+                    NeffError::Sha256Mismatch
+                } else {
+                    NeffError::Md5Mismatch
+                };
+                assert_eq!(
+                    neff::read(&f, &opts(true)).unwrap_err(),
+                    want,
+                    "noise {noise}"
+                );
+            }
+        }
+        // A payload that also fails to inflate (or to walk): still the digest.
+        let mut f = pkg2(&with_act_dve(Vec::new(), Vec::new(), noise));
+        let n = f.len();
+        f[n - 6] ^= 0x55;
+        f[0x400 + 100] ^= 0x55;
+        assert!(matches!(
+            neff::read(&f, &opts(false)),
+            Err(NeffError::Metadata { .. })
+        ));
+        assert_eq!(
+            neff::read(&f, &opts(true)).unwrap_err(),
+            NeffError::Md5Mismatch
+        );
+    }
+}
