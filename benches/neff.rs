@@ -5,8 +5,8 @@
 //! file in the page cache, mapped as `tpb-emu validate MODEL.neff` maps it.
 //!
 //! The raw `validate` runs on one thread, as that command does; the loads use
-//! every core, as `validate MODEL.neff` does (inflate with its page faults
-//! and the digest overlapped, engines validated in parallel).
+//! every core, as `validate MODEL.neff` does (the digest beside the rest,
+//! inflate beside its page faults, engines validated in parallel).
 //!
 //! Run: `cargo bench --bench neff`. `NEFF_BENCH_RECORDS=N`
 //! changes the records per engine.
@@ -34,14 +34,15 @@ fn time(f: impl FnMut()) -> (Duration, Duration) {
 }
 
 /// `validate MODEL.neff`'s work, as the command does it: map the file, read
-/// it, then expand, lower and validate the engines (in parallel).
+/// it, then expand, lower and validate the engines (in parallel, while the
+/// digest may still be computing).
 fn load_and_validate(path: &std::path::Path, opts: &Options) -> usize {
     let bytes = tpb_emu::files::map_input(path).expect("maps");
-    let n = neff::read_owned(bytes, opts).expect("the NEFF loads");
-    neff::lower::validate_engines(&n, &Engine::ALL)
-        .into_iter()
-        .map(|r| r.expect("valid"))
-        .sum()
+    let (_, results) = neff::read_owned_then(bytes, opts, |n| {
+        neff::lower::validate_engines(n, &Engine::ALL)
+    })
+    .expect("the NEFF loads");
+    results.into_iter().map(|r| r.expect("valid")).sum()
 }
 
 fn main() {

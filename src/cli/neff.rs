@@ -32,6 +32,17 @@ pub fn is_neff(path: &Path) -> bool {
 /// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
 /// Warnings go to stderr.
 pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, CliError> {
+    load_then(path, flags, arch, |_| ()).map(|(n, ())| n)
+}
+
+/// [`load`], then `f` on the NEFF while its digest may still be computing
+/// (`neff::read_owned_then`).
+fn load_then<R>(
+    path: &Path,
+    flags: &NeffFlags,
+    arch: Option<Arch>,
+    f: impl FnOnce(&Neff) -> R,
+) -> Result<(Neff, R), CliError> {
     // Mapped and bounded (crate::files): a raw tar is read in place.
     let bytes = crate::files::map_input(path)?;
     let opts = Options {
@@ -41,12 +52,12 @@ pub fn load(path: &Path, flags: &NeffFlags, arch: Option<Arch>) -> Result<Neff, 
         path: path.display().to_string(),
         ..Options::default()
     };
-    let n = neff::read_owned(bytes, &opts)
+    let (n, r) = neff::read_owned_then(bytes, &opts, f)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))?;
     for w in &n.warnings {
         eprintln!("tpb-emu: warning: {}: {w}", path.display());
     }
-    Ok(n)
+    Ok((n, r))
 }
 
 /// A trigger rejection is an invalid program (exit 3).
@@ -82,10 +93,12 @@ pub fn validate(
     flags: &NeffFlags,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let n = load(path, flags, arch)?;
     let chosen = engines(engine);
-    // Validated on every core; reported in engine order, up to the first error.
-    let results = crate::neff::lower::validate_engines(&n, &chosen);
+    // Validated on every core, beside the digest; reported in engine order,
+    // up to the first error.
+    let (n, results) = load_then(path, flags, arch, |n| {
+        crate::neff::lower::validate_engines(n, &chosen)
+    })?;
     for (e, result) in chosen.into_iter().zip(results) {
         let count = result.map_err(|err| match err {
             crate::neff::lower::EngineInvalid::Trigger(t) => rejected(t),

@@ -344,3 +344,22 @@ where
 {
     open_then(bytes, opts, |c| model::load(c, opts))
 }
+
+/// [`read_owned`], then `f` on the NEFF while the digest may still be
+/// computing (a large raw tar's SHA-256 is the longest step of its load);
+/// `f`'s result comes back only when the digest matches, so the digest's
+/// error still comes first.
+pub fn read_owned_then<B, R>(
+    bytes: B,
+    opts: &Options,
+    f: impl FnOnce(&Neff) -> R,
+) -> Result<(Neff, R), NeffError>
+where
+    B: AsRef<[u8]> + Send + Sync + 'static,
+{
+    open_then(bytes, opts, |c| {
+        let n = model::load(c, opts)?;
+        let r = f(&n);
+        Ok((n, r))
+    })
+}

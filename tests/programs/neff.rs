@@ -978,12 +978,16 @@ fn a_digest_mismatch_wins_over_every_later_error() {
         ] {
             for pkg in [1, 2] {
                 let mut f = if pkg == 1 { pkg1(&tar) } else { pkg2(&tar) };
-                // Without the digest the later error shows.
-                let later_err = match neff::read(&f, &opts(false)) {
-                    Ok(n) => {
-                        let r = strings(neff::lower::validate_engines(&n, &Engine::ALL));
-                        r.into_iter().find_map(Result::err).unwrap()
-                    }
+                // Without the digest the later error shows; validating
+                // beside the digest (as `validate MODEL.neff` does) too.
+                let validated = |f: &[u8], verify| {
+                    neff::read_owned_then(f.to_vec(), &opts(verify), |n| {
+                        strings(neff::lower::validate_engines(n, &Engine::ALL))
+                    })
+                    .map(|(_, r)| r)
+                };
+                let later_err = match validated(&f, false) {
+                    Ok(r) => r.into_iter().find_map(Result::err).unwrap(),
                     Err(e) => e.to_string(),
                 };
                 assert!(later_err.starts_with(later), "{later_err}");
@@ -999,6 +1003,7 @@ fn a_digest_mismatch_wins_over_every_later_error() {
                     want,
                     "noise {noise}"
                 );
+                assert_eq!(validated(&f, true).unwrap_err(), want, "noise {noise}");
             }
         }
         // A payload that also fails to inflate (or to walk): still the digest.
