@@ -597,28 +597,39 @@ const PIECE_RECORDS: usize = 1 << 16;
 /// results in the order given, each the one [`validate_engine`] returns, so
 /// the first error in that order is the one a sequential run meets first.
 pub fn validate_engines(neff: &Neff, engines: &[Engine]) -> Vec<Result<usize, EngineInvalid>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
     // Every stream in record-aligned pieces, so that the common case (streams
     // `validate_stream` accepts in place) keeps every thread busy whatever
-    // the streams' lengths.
+    // the streams' lengths. Pieces are (index in `engines`, byte range).
     let piece = PIECE_RECORDS * RECORD_BYTES;
-    let pieces: Vec<(Engine, std::ops::Range<usize>)> = engines
+    let pieces: Vec<(usize, std::ops::Range<usize>)> = engines
         .iter()
-        .flat_map(|&e| {
+        .enumerate()
+        .flat_map(|(k, &e)| {
             let len = neff.stream(e).len();
             (0..len)
                 .step_by(piece)
-                .map(move |at| (e, at..(at + piece).min(len)))
+                .map(move |at| (k, at..(at + piece).min(len)))
         })
         .collect();
-    let valid = super::par::map(&pieces, |(e, r)| {
-        validate_stream(&neff.stream(*e)[r.clone()], target(neff, *e)).is_ok()
+    // Once a piece fails (a trigger, say) the engine takes the full path:
+    // its pieces not yet started are skipped.
+    let full_path: Vec<AtomicBool> = engines.iter().map(|_| AtomicBool::new(false)).collect();
+    super::par::map(&pieces, |(k, r)| {
+        let e = engines[*k];
+        if !full_path[*k].load(Ordering::Relaxed)
+            && validate_stream(&neff.stream(e)[r.clone()], target(neff, e)).is_err()
+        {
+            full_path[*k].store(true, Ordering::Relaxed);
+        }
     });
-    super::par::map(engines, |&e| {
-        let all_valid = pieces.iter().zip(&valid).all(|((p, _), &v)| *p != e || v);
-        if all_valid {
-            Ok(neff.stream(e).len() / RECORD_BYTES)
-        } else {
+    let ks: Vec<usize> = (0..engines.len()).collect();
+    super::par::map(&ks, |&k| {
+        let e = engines[k];
+        if full_path[k].load(Ordering::Relaxed) {
             expand_and_validate(neff, e)
+        } else {
+            Ok(neff.stream(e).len() / RECORD_BYTES)
         }
     })
 }

@@ -957,6 +957,23 @@ fn engines_validated_in_parallel_report_as_in_engine_order() {
         strings(neff::lower::validate_engines(&n, &[Engine::Act])),
         [Ok(70_000)]
     );
+    // Triggers in the last piece of a long POOL stream: the full path, valid.
+    let mut pool = records(70_000, None);
+    pool.extend_from_slice(&pool_bin());
+    let f = pkg2(&fixture_tar(&Parts {
+        pool_bin: Some(pool),
+        ..Parts::default()
+    }));
+    let n = load(&f).unwrap();
+    let all = strings(neff::lower::validate_engines(
+        &n,
+        &[Engine::Pool, Engine::Pe],
+    ));
+    assert_eq!(
+        all[0],
+        strings(vec![neff::lower::validate_engine(&n, Engine::Pool)])[0]
+    );
+    assert!(matches!(all[0], Ok(k) if k > 70_000), "{all:?}");
 }
 
 #[test]
