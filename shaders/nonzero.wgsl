@@ -37,6 +37,18 @@ fn is_nonzero(x: u32) -> bool {
     return x != 0u;
 }
 
+// After the barrier: the nonzeros of the chunks before chunk `li`, and of all.
+fn counts_to(li: u32) -> vec2<u32> {
+    var before = 0u;
+    var total = 0u;
+    for (var i = 0u; i < 64u; i++) {
+        let c = counts[i];
+        before += select(0u, c, i < li);
+        total += c;
+    }
+    return vec2<u32>(before, total);
+}
+
 fn nz(x: u32) -> u32 {
     return select(0u, 1u, is_nonzero(x));
 }
@@ -57,13 +69,9 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
     }
     counts[li] = n;
     workgroupBarrier();
-    var before = 0u;
-    var total = 0u;
-    for (var i = 0u; i < 64u; i++) {
-        let c = counts[i];
-        before += select(0u, c, i < li);
-        total += c;
-    }
+    let sums = counts_to(li);
+    let before = sums.x;
+    let total = sums.y;
     // Positions before..before+n get this chunk's nonzeros.
     let dw = (p.dst.base + lane * p.dst.lane_stride) >> 2u;
     var d = dw + before;
@@ -119,13 +127,9 @@ fn nonzero(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     }
     counts[li] = n;
     workgroupBarrier();
-    var before = 0u;
-    var total = 0u;
-    for (var i = 0u; i < 64u; i++) {
-        let v = counts[i];
-        before += select(0u, v, i < li);
-        total += v;
-    }
+    let sums = counts_to(li);
+    let before = sums.x;
+    let total = sums.y;
     // Positions before..before+n get this chunk's nonzeros.
     c = coords(a, p.src.num);
     var d = coords(min(before, t), p.dst.num);

@@ -110,7 +110,7 @@ fn assert_agree(
 }
 
 /// [`assert_agree`] for raw records of any kernel.
-fn assert_records_agree(
+pub(crate) fn assert_records_agree(
     gpu: &mut GpuExecutor,
     records: &[Record],
     mem: &DeviceMemory,

@@ -4,6 +4,7 @@
 //! Pool records, all in the same small window so later records read what
 //! earlier ones wrote, compared over every byte of SBUF and PSUM.
 
+use crate::backends::assert_records_agree;
 use crate::common;
 use crate::random_walks::*;
 use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
@@ -224,32 +225,29 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
                 random_valid(&mut rng, kinds[k])
             })
             .collect();
-        assert_same(&mut gpu_exec, &records, &mem, &format!("stream {s}"));
+        assert_records_agree(&mut gpu_exec, &records, &mem, &format!("stream {s}"));
     }
     for (k, n) in kinds.iter().zip(counts) {
         assert!(n >= 1000, "{n} records of {k:?}");
     }
 }
 
-/// Runs `records` from `mem` on both backends; panics at the first byte of
-/// SBUF or PSUM where they differ, with the records' text.
-fn assert_same(gpu: &mut GpuExecutor, records: &[Record], mem: &DeviceMemory, context: &str) {
-    let cpu = run_records(&mut CpuExecutor::default(), records, mem, ARCH);
-    let gpu_out = run_records(gpu, records, mem, ARCH);
-    if let Some((region, i, a, b)) = first_difference(&cpu, &gpu_out) {
-        let text: Vec<String> = records
-            .iter()
-            .map(tpb_emu::isa::text::disasm_record)
-            .collect();
-        let active = region.active_bytes(ARCH) as usize;
-        panic!(
-            "{context}: {} byte {i} (partition {}, offset {}): cpu {a:#04x} gpu {b:#04x}\n{}",
-            region.name(),
-            i / active,
-            i % active,
-            text.join("\n")
-        );
-    }
+/// The pipeline `r` (a valid POOL record) encodes to on a software
+/// rasterizer's settings (64 positions per elementwise invocation, f32 adds).
+fn encoded_key(r: &Record) -> tpb_emu::device::gpu::kernels::PipelineKey {
+    use tpb_emu::device::gpu::batch::EncodeCx;
+    use tpb_emu::device::gpu::executor::encode;
+    use tpb_emu::device::{Op, Validated};
+    let cx = EncodeCx {
+        arch: ARCH,
+        max_x: 65_535,
+        rows_max_chunks: 1,
+        add_by_bits: false,
+        row_per_max: 64,
+    };
+    let text = tpb_emu::isa::text::disasm_record(r);
+    let v = Validated::new(0, *r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key
 }
 
 /// The Partitions fold four positions at a time (`VEC4`: one vec4 load per
@@ -259,22 +257,12 @@ fn assert_same(gpu: &mut GpuExecutor, records: &[Record], mem: &DeviceMemory, co
 /// the CPU over all memory (random streams rarely meet its alignment).
 #[test]
 fn the_vec4_cross_lane_fold_matches_the_cpu() {
-    use tpb_emu::device::gpu::batch::EncodeCx;
-    use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::{Op, Validated};
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xEC4_007C);
     let mut mem = DeviceMemory::new(ARCH);
     randomize(&mut mem, &mut rng, 0x7C);
     repeat_words(&mut mem, &mut rng);
     let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
-    let cx = EncodeCx {
-        arch: ARCH,
-        max_x: 65_535,
-        rows_max_chunks: 1,
-        add_by_bits: false,
-        row_per_max: 64,
-    };
     let arith = [ReduceOp::ADD, ReduceOp::AVERAGE, ReduceOp::MAX];
     let bitvec = [
         ReduceOp::BITWISE_OR,
@@ -314,14 +302,12 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
             dst,
         )
         .encode();
-        let text = tpb_emu::isa::text::disasm_record(&r);
-        let v = Validated::new(0, r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let key = encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key;
+        let key = encoded_key(&r);
         assert!(
             key.constants.contains(&("VEC4", 1)),
-            "not the vec4 fold: {key:?}\n{text}"
+            "not the vec4 fold: {key:?}"
         );
-        assert_same(&mut gpu_exec, &[r], &mem, &format!("case {n}"));
+        assert_records_agree(&mut gpu_exec, &[r], &mem, &format!("case {n}"));
     }
 }
 
@@ -375,9 +361,6 @@ fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
 /// is checked to take the form, then the GPU against the CPU over all memory.
 #[test]
 fn the_dense_nonzero_form_matches_the_cpu() {
-    use tpb_emu::device::gpu::batch::EncodeCx;
-    use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::{Op, Validated};
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xDE45_00F2);
     let mut mem = DeviceMemory::new(ARCH);
@@ -397,13 +380,6 @@ fn the_dense_nonzero_form_matches_the_cpu() {
         }
     }
     let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
-    let cx = EncodeCx {
-        arch: ARCH,
-        max_x: 65_535,
-        rows_max_chunks: 1,
-        add_by_bits: false,
-        row_per_max: 64,
-    };
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut n = 0;
     for (t, rows) in [(4u16, 1u16), (256, 1), (1000, 1), (64, 8), (2048, 1)] {
@@ -419,15 +395,12 @@ fn the_dense_nonzero_form_matches_the_cpu() {
                     [(t + 1, 1), (1, 0), (1, 0), (1, 0)],
                 ));
                 let r = S3d3NonzeroWithCount::new(i, nac, rng.i32(-8..8), -7, src, dst).encode();
-                let text = tpb_emu::isa::text::disasm_record(&r);
-                let v = Validated::new(0, r, Target::pool(ARCH))
-                    .unwrap_or_else(|e| panic!("{e}\n{text}"));
-                let key = encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key;
+                let key = encoded_key(&r);
                 assert!(
                     key.constants.contains(&("DENSE", 1)),
-                    "not the dense form: {key:?}\n{text}"
+                    "not the dense form: {key:?}"
                 );
-                assert_same(
+                assert_records_agree(
                     &mut gpu_exec,
                     &[r],
                     &mem,
