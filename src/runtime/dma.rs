@@ -18,6 +18,7 @@ use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
 use crate::isa::validate::Operand;
 use crate::limits::{Arch, PARTITIONS};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Where a walk's bytes live.
@@ -616,15 +617,18 @@ impl fmt::Display for DmaPlan {
 
 impl DmaPlan {
     /// The plan with its DRAM addresses counted from `base` (for a window
-    /// of DRAM that starts there).
-    fn rebased(&self, base: u64) -> DmaPlan {
+    /// of DRAM that starts there; itself when the window is all of DRAM).
+    fn rebased(&self, base: u64) -> Cow<'_, DmaPlan> {
+        if base == 0 {
+            return Cow::Borrowed(self);
+        }
         let mut q = self.clone();
         for w in [&mut q.src, &mut q.dst] {
             if w.space == Space::Dram {
                 w.start -= base as i64;
             }
         }
-        q
+        Cow::Owned(q)
     }
 
     /// Elements moved.

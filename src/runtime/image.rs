@@ -33,16 +33,22 @@ impl DramImage {
     /// `size` bytes holding each `(base, bytes)` of `inits` (in increasing,
     /// non-overlapping order) and zeros elsewhere. Shared bytes become parts
     /// of their own; the rest is gathered into owned parts between them,
-    /// each reusing its first input's buffer when that input starts it, and
-    /// otherwise freshly zeroed (pages the OS zeroes as they are touched).
-    pub fn build(size: u64, inits: impl IntoIterator<Item = (u64, HostBytes)>) -> DramImage {
-        let mut inits: Vec<(u64, HostBytes)> = inits.into_iter().collect();
+    /// each reusing its first input's buffer when that input starts it and
+    /// is given by value, and otherwise freshly zeroed (pages the OS zeroes
+    /// as they are touched) with borrowed bytes copied in once.
+    pub fn build<'a>(
+        size: u64,
+        inits: impl IntoIterator<Item = (u64, Cow<'a, HostBytes>)>,
+    ) -> DramImage {
+        let mut inits: Vec<(u64, Cow<HostBytes>)> = inits.into_iter().collect();
         let own_part = |b: &HostBytes| b.is_shared() && !b.is_empty();
         let mut parts: Vec<(u64, HostBytes)> = Vec::new();
         let (mut at, mut i) = (0u64, 0usize);
         while i < inits.len() || at < size || parts.is_empty() {
             if i < inits.len() && own_part(&inits[i].1) {
-                let (base, bytes) = (inits[i].0, std::mem::take(&mut inits[i].1));
+                let base = inits[i].0;
+                let bytes = std::mem::replace(&mut inits[i].1, Cow::Owned(HostBytes::default()));
+                let bytes = bytes.into_owned();
                 if base > at {
                     parts.push((at, vec![0u8; (base - at) as usize].into()));
                 }
@@ -57,8 +63,9 @@ impl DramImage {
                 .unwrap_or(inits.len());
             let end = inits.get(j).map_or(size, |(b, _)| *b);
             let n = (end - at) as usize;
+            // Owned bytes given by value that start the part become its buffer.
             let (mut v, mut k) = match inits.get_mut(i) {
-                Some((base, b)) if i < j && *base == at && !b.is_empty() => {
+                Some((base, Cow::Owned(b))) if i < j && *base == at && !b.is_empty() => {
                     (std::mem::take(b).into_vec(), i + 1)
                 }
                 _ => (Vec::new(), i),
@@ -198,9 +205,14 @@ mod tests {
     use std::sync::Arc;
 
     /// Bytes shared with an (in-memory) input.
-    fn shared(bytes: &[u8]) -> HostBytes {
+    fn shared(bytes: &[u8]) -> Cow<'static, HostBytes> {
         let n = bytes.len();
-        HostBytes::shared(Arc::new(Input::Read(bytes.to_vec())), 0..n).unwrap()
+        Cow::Owned(HostBytes::shared(Arc::new(Input::Read(bytes.to_vec())), 0..n).unwrap())
+    }
+
+    /// Owned bytes, given by value.
+    fn own(bytes: Vec<u8>) -> Cow<'static, HostBytes> {
+        Cow::Owned(bytes.into())
     }
 
     #[test]
@@ -208,14 +220,14 @@ mod tests {
         let img = DramImage::build(
             12,
             [
-                (0, vec![1u8, 2].into()),
-                (4, vec![3u8].into()),
-                (8, vec![4u8, 5].into()),
+                (0, own(vec![1u8, 2])),
+                (4, own(vec![3u8])),
+                (8, own(vec![4u8, 5])),
             ],
         );
         assert_eq!(img.parts.len(), 1);
         assert_eq!(&*img.to_bytes(), [1, 2, 0, 0, 3, 0, 0, 0, 4, 5, 0, 0]);
-        let img = DramImage::build(6, [(2, vec![7u8].into())]);
+        let img = DramImage::build(6, [(2, own(vec![7u8]))]);
         assert_eq!(&*img.to_bytes(), [0, 0, 7, 0, 0, 0]);
         assert_eq!(DramImage::build(3, []).to_bytes().len(), 3);
     }
@@ -225,9 +237,9 @@ mod tests {
         let img = DramImage::build(
             16,
             [
-                (0, vec![9u8].into()),
+                (0, own(vec![9u8])),
                 (4, shared(&[1, 2, 3, 4])),
-                (12, vec![8u8].into()),
+                (12, own(vec![8u8])),
             ],
         );
         assert_eq!(img.parts.len(), 3);
@@ -247,7 +259,7 @@ mod tests {
 
     #[test]
     fn writing_copies_a_shared_part_and_spanning_merges() {
-        let mut img = DramImage::build(8, [(0, vec![1u8, 1].into()), (4, shared(&[5, 6, 7, 8]))]);
+        let mut img = DramImage::build(8, [(0, own(vec![1u8, 1])), (4, shared(&[5, 6, 7, 8]))]);
         let (w, base) = img.window_mut(5, 6);
         assert_eq!(base, 4);
         w[1] = 60;

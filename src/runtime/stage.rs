@@ -22,6 +22,7 @@ use crate::isa::record::Record;
 use crate::isa::stream::{StreamError, records};
 use crate::isa::validate::{InvalidRecord, Target};
 use crate::limits::{Arch, RECORD_BYTES};
+use std::borrow::Cow;
 use std::fmt;
 
 /// One variable's place in DRAM.
@@ -263,13 +264,14 @@ impl fmt::Display for StageError {
 impl std::error::Error for StageError {}
 
 /// Stages `program`: lays out DRAM, validates every record, plans every DMA.
-/// Shared initial bytes (a mapped `.npy`) are shared by the image, not copied.
+/// Initial bytes are copied into the image once; shared ones (a mapped
+/// `.npy`) are shared by it, not copied.
 pub fn stage(program: &Program) -> Result<Staged, StageError> {
     stage_with(program, |bases, size| {
         let inits = program.variables.iter().zip(bases);
         DramImage::build(
             size,
-            inits.filter_map(|(v, &base)| Some((base, v.init.clone()?))),
+            inits.filter_map(|(v, &base)| Some((base, Cow::Borrowed(v.init.as_ref()?)))),
         )
     })
 }
@@ -288,7 +290,10 @@ pub fn stage_owned(mut program: Program) -> Result<Staged, StageError> {
         .collect();
     stage_with(&program, move |bases, size| {
         let inits = inits.into_iter().zip(bases);
-        DramImage::build(size, inits.filter_map(|(init, &base)| Some((base, init?))))
+        DramImage::build(
+            size,
+            inits.filter_map(|(init, &base)| Some((base, Cow::Owned(init?)))),
+        )
     })
 }
 
