@@ -216,33 +216,16 @@ fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &
 /// along x with step 1, the bytes move in one copy (`copy_within` when src
 /// is in the dst partition; EC-42 makes any overlap an exact one).
 fn copy_lane(lane: &mut Lane, count: u64, dst: Operand, src: Operand) {
+    let runs = goes_on(src.side) && goes_on(dst.side);
     let size = dst.size;
-    let (mut sw, mut dw) = (walk(src.side), walk(dst.side));
-    let contiguous = |s: &Side| s.step[0] == 1 || s.num[0] == 1;
-    let runs = contiguous(src.side) && contiguous(dst.side);
-    let mut done = 0u64;
-    while done < count {
-        let n = if runs {
-            sw.run_left().min(dw.run_left()).min(count - done)
-        } else {
-            1
-        };
-        let (s, _) = sw.next_run(n);
-        let (d, _) = dw.next_run(n);
-        let len = n as usize * size;
-        let d = (dst.side.offset as i64 + d * size as i64) as usize;
-        match &lane.srcs[0] {
-            SrcMem::Dst => {
-                let s = (src.side.offset as i64 + s * size as i64) as usize;
-                lane.dst.copy_within(s..s + len, d);
-            }
-            SrcMem::Slice(b, at) => {
-                let s = (at + s * size as i64) as usize;
-                lane.dst[d..d + len].copy_from_slice(&b[s..s + len]);
-            }
+    let Lane { dst: out, srcs, .. } = lane;
+    for_runs(count, dst, src, &srcs[0], runs, |s, d, n| {
+        let len = n * size;
+        match &srcs[0] {
+            SrcMem::Dst => out.copy_within(s..s + len, d),
+            SrcMem::Slice(b, _) => out[d..d + len].copy_from_slice(&b[s..s + len]),
         }
-        done += n;
-    }
+    });
 }
 
 /// One lane through a kernel's one-pass form `f`, run by run, when both
@@ -250,8 +233,7 @@ fn copy_lane(lane: &mut Lane, count: u64, dst: Operand, src: Operand) {
 /// (another region, a snapshot, or a disjoint part of the dst partition);
 /// false, with nothing done, otherwise.
 fn fused_lane(f: RunFn, lane: &mut Lane, count: u64, dst: Operand, src: Operand) -> bool {
-    let contiguous = |s: &Side| s.step[0] == 1 || s.num[0] == 1;
-    if !contiguous(src.side) || !contiguous(dst.side) {
+    if !goes_on(src.side) || !goes_on(dst.side) {
         return false;
     }
     let range = |o: &Operand| {
@@ -265,33 +247,60 @@ fn fused_lane(f: RunFn, lane: &mut Lane, count: u64, dst: Operand, src: Operand)
             return false;
         }
     }
+    let Lane { dst: out, srcs, .. } = lane;
+    for_runs(count, dst, src, &srcs[0], true, |s, d, n| {
+        let (sl, dl) = (n * src.size, n * dst.size);
+        match &srcs[0] {
+            SrcMem::Slice(b, _) => f(&b[s..s + sl], &mut out[d..d + dl]),
+            SrcMem::Dst if s < d => {
+                let (a, b) = out.split_at_mut(d);
+                f(&a[s..s + sl], &mut b[..dl]);
+            }
+            SrcMem::Dst => {
+                let (a, b) = out.split_at_mut(s);
+                f(&b[..sl], &mut a[d..d + dl]);
+            }
+        }
+    });
+    true
+}
+
+/// Whether a walk goes on along x with step 1 (runs of adjacent elements).
+fn goes_on(s: &Side) -> bool {
+    s.step[0] == 1 || s.num[0] == 1
+}
+
+/// Walks `src` (read from `mem`) and `dst` together for `count` positions,
+/// in runs of adjacent elements when `runs` (else one element at a time):
+/// `each(s, d, n)` gets a run's first src byte in `mem`, its first dst
+/// byte in the lane's partition, and its length in elements.
+fn for_runs(
+    count: u64,
+    dst: Operand,
+    src: Operand,
+    mem: &SrcMem,
+    runs: bool,
+    mut each: impl FnMut(usize, usize, usize),
+) {
+    let at = match mem {
+        SrcMem::Dst => src.side.offset as i64,
+        SrcMem::Slice(_, at) => *at,
+    };
     let (mut sw, mut dw) = (walk(src.side), walk(dst.side));
     let mut done = 0u64;
     while done < count {
-        let n = sw.run_left().min(dw.run_left()).min(count - done);
+        let n = if runs {
+            sw.run_left().min(dw.run_left()).min(count - done)
+        } else {
+            1
+        };
         let (s, _) = sw.next_run(n);
         let (d, _) = dw.next_run(n);
+        let s = (at + s * src.size as i64) as usize;
         let d = (dst.side.offset as i64 + d * dst.size as i64) as usize;
-        let (sl, dl) = (n as usize * src.size, n as usize * dst.size);
-        match &lane.srcs[0] {
-            SrcMem::Slice(b, at) => {
-                let s = (at + s * src.size as i64) as usize;
-                f(&b[s..s + sl], &mut lane.dst[d..d + dl]);
-            }
-            SrcMem::Dst => {
-                let s = (src.side.offset as i64 + s * src.size as i64) as usize;
-                if s < d {
-                    let (a, b) = lane.dst.split_at_mut(d);
-                    f(&a[s..s + sl], &mut b[..dl]);
-                } else {
-                    let (a, b) = lane.dst.split_at_mut(s);
-                    f(&b[..sl], &mut a[d..d + dl]);
-                }
-            }
-        }
+        each(s, d, n as usize);
         done += n;
     }
-    true
 }
 
 /// `dst[i] = f(src[i])` over whole elements of types `S` and `D`
