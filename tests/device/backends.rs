@@ -135,6 +135,28 @@ pub(crate) fn assert_records_agree(
     cpu
 }
 
+/// The pipeline `r` (a valid POOL record) encodes to with at most
+/// `row_per_max` positions per elementwise invocation and `add_by_bits`.
+pub(crate) fn encoded_key(
+    r: &Record,
+    row_per_max: u32,
+    add_by_bits: bool,
+) -> tpb_emu::device::gpu::kernels::PipelineKey {
+    use tpb_emu::device::gpu::batch::EncodeCx;
+    use tpb_emu::device::gpu::executor::encode;
+    use tpb_emu::device::{Op, Validated};
+    let cx = EncodeCx {
+        arch: ARCH,
+        max_x: 65_535,
+        rows_max_chunks: 1,
+        add_by_bits,
+        row_per_max,
+    };
+    let text = tpb_emu::isa::text::disasm_record(r);
+    let v = Validated::new(0, *r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key
+}
+
 #[test]
 fn gpu_matches_cpu_on_every_table_case() {
     let Some(gpu) = gpu() else { return };
@@ -996,10 +1018,7 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
 /// take the path, then the GPU against the CPU over all memory.
 #[test]
 fn the_vec4_elementwise_row_path_matches_the_cpu() {
-    use tpb_emu::device::gpu::batch::EncodeCx;
-    use tpb_emu::device::gpu::executor::encode;
     use tpb_emu::device::gpu::kernels::PipelineKey;
-    use tpb_emu::device::{Op, Validated};
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xEC4_0046);
     let mut mem = DeviceMemory::new(ARCH);
@@ -1056,20 +1075,11 @@ fn the_vec4_elementwise_row_path_matches_the_cpu() {
     let constant =
         |key: &PipelineKey, name| key.constants.iter().any(|&(n, v)| n == name && v == 1);
     for per_max in [64, 16] {
-        let cx = EncodeCx {
-            arch: ARCH,
-            max_x: 65_535,
-            rows_max_chunks: 1,
-            add_by_bits: true,
-            row_per_max: per_max,
-        };
         let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
         gpu_exec.set_row_per_max(per_max);
         for r in &records {
             let text = tpb_emu::isa::text::disasm_record(r);
-            let v =
-                Validated::new(0, *r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-            let key = encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key;
+            let key = encoded_key(r, per_max, true);
             assert!(
                 constant(&key, "DST_VEC") && constant(&key, "SRC0_VEC"),
                 "not the vec4 path: {key:?}\n{text}"

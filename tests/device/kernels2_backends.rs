@@ -4,7 +4,7 @@
 //! Pool records, all in the same small window so later records read what
 //! earlier ones wrote, compared over every byte of SBUF and PSUM.
 
-use crate::backends::assert_records_agree;
+use crate::backends::{assert_records_agree, encoded_key};
 use crate::common;
 use crate::random_walks::*;
 use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
@@ -232,24 +232,6 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
     }
 }
 
-/// The pipeline `r` (a valid POOL record) encodes to on a software
-/// rasterizer's settings (64 positions per elementwise invocation, f32 adds).
-fn encoded_key(r: &Record) -> tpb_emu::device::gpu::kernels::PipelineKey {
-    use tpb_emu::device::gpu::batch::EncodeCx;
-    use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::{Op, Validated};
-    let cx = EncodeCx {
-        arch: ARCH,
-        max_x: 65_535,
-        rows_max_chunks: 1,
-        add_by_bits: false,
-        row_per_max: 64,
-    };
-    let text = tpb_emu::isa::text::disasm_record(r);
-    let v = Validated::new(0, *r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key
-}
-
 /// The Partitions fold four positions at a time (`VEC4`: one vec4 load per
 /// lane) for every fold over 4-byte in dtypes, into 4-, 2- and 1-byte
 /// outputs, on bytes that hold NaN, ±0, subnormals, infinities and large
@@ -302,7 +284,7 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
             dst,
         )
         .encode();
-        let key = encoded_key(&r);
+        let key = encoded_key(&r, 64, false);
         assert!(
             key.constants.contains(&("VEC4", 1)),
             "not the vec4 fold: {key:?}"
@@ -395,7 +377,7 @@ fn the_dense_nonzero_form_matches_the_cpu() {
                     [(t + 1, 1), (1, 0), (1, 0), (1, 0)],
                 ));
                 let r = S3d3NonzeroWithCount::new(i, nac, rng.i32(-8..8), -7, src, dst).encode();
-                let key = encoded_key(&r);
+                let key = encoded_key(&r, 64, false);
                 assert!(
                     key.constants.contains(&("DENSE", 1)),
                     "not the dense form: {key:?}"
