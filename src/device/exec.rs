@@ -97,12 +97,17 @@ pub trait Executor {
     ) -> Result<Option<Capture>, BackendError> {
         Ok(None)
     }
-    /// The bytes of `captures`, in order: each the bytes of its ranges,
-    /// concatenated in order. One wait for all of them; every capture
-    /// started before is settled, and those not named are dropped.
-    fn collect(&mut self, captures: &[Capture]) -> Result<Vec<Vec<u8>>, BackendError> {
+    /// Hands `sink` the bytes of each of `captures`, in order: its index in
+    /// `captures` and the bytes of its ranges, concatenated in order. One
+    /// wait for all of them; every capture started before is settled, and
+    /// those not named are dropped.
+    fn collect(
+        &mut self,
+        captures: &[Capture],
+        _sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError> {
         match captures {
-            [] => Ok(Vec::new()),
+            [] => Ok(()),
             _ => Err(BackendError::new(self.name(), "no captures were started")),
         }
     }

@@ -537,10 +537,46 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut DramImage)
     }
 }
 
+/// Runs a planned DMA from SBUF/PSUM to DRAM (`p.on_chip_to_dram()`)
+/// whose source bytes the host holds in a capture instead of its copy of
+/// device memory: `bytes` holds the bytes of `ranges`, the plan's
+/// [`DmaPlan::host_ranges`] (one per partition), back to back.
+pub(crate) fn execute_captured(
+    p: &DmaPlan,
+    ranges: &[HostRange],
+    bytes: &[u8],
+    dram: &mut DramImage,
+) {
+    let Some((lo, hi)) = p.dst.dram_hull() else {
+        return; // nothing moves
+    };
+    debug_assert!(p.on_chip_to_dram());
+    // A partition's bytes sit at the same distance from its range's start.
+    let active = p.src.active as usize;
+    let mut delta = [0isize; PARTITIONS as usize];
+    let mut at = 0;
+    for r in ranges {
+        delta[r.bytes.start / active] = at as isize - r.bytes.start as isize;
+        at += r.bytes.len();
+    }
+    let (window, base) = dram.window_mut(lo as u64, hi as u64);
+    let q = p.rebased(base);
+    between_by(&q, bytes, window, |i| {
+        i.wrapping_add_signed(delta[i / active])
+    });
+}
+
 /// A DMA from the buffer `src` to the different buffer `dst`.
 fn between(p: &DmaPlan, src: &[u8], dst: &mut [u8]) {
+    between_by(p, src, dst, |i| i)
+}
+
+/// [`between`], the src walk's element at index `i` of its space being
+/// at `src[src_at(i)]` (`src_at` keeps a partition's bytes together).
+#[inline(always)]
+fn between_by(p: &DmaPlan, src: &[u8], dst: &mut [u8], src_at: impl Fn(usize) -> usize) {
     let (se, de) = (p.src.elem, p.dst.elem);
-    let pairs = p.src.indices().zip(p.dst.indices());
+    let pairs = p.src.indices().map(&src_at).zip(p.dst.indices());
     let Some((it, ot)) = p.convert else {
         // Whole rows at once when both walks are rows of adjacent elements.
         let rows = if p.src.num == p.dst.num {
@@ -550,7 +586,7 @@ fn between(p: &DmaPlan, src: &[u8], dst: &mut [u8]) {
         };
         if let Some((sr, dr)) = rows {
             let n = p.src.num[0] as usize * se;
-            copy_rows(src, dst, sr.into_iter().zip(dr).collect(), n);
+            copy_rows(src, dst, sr.into_iter().map(src_at).zip(dr).collect(), n);
             return;
         }
         for (a, b) in pairs {

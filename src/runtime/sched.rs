@@ -568,31 +568,22 @@ impl Machine {
 
     /// Lands every deferred DMA in DRAM, in order, from its captured source
     /// bytes: one wait on the backend for all of them. The host's copy of
-    /// SBUF/PSUM is the backend's business, so it is put back as it was.
+    /// SBUF/PSUM is the backend's business, so it is not touched.
     fn land_deferred(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
         if self.deferred.is_empty() {
             return Ok(());
         }
         let deferred = std::mem::take(&mut self.deferred);
         let captures: Vec<Capture> = deferred.iter().map(|d| d.capture).collect();
-        let bytes = exec.collect(&captures)?;
-        for (d, b) in deferred.iter().zip(bytes) {
-            let Op::Dma(plan) = &self.staged.steps[d.engine][d.index].op else {
+        let staged = Arc::clone(&self.staged);
+        let dram = &mut self.dram;
+        exec.collect(&captures, &mut |k, bytes| {
+            let d = &deferred[k];
+            let Op::Dma(plan) = &staged.steps[d.engine][d.index].op else {
                 unreachable!("only DMAs are deferred");
             };
-            let mut saved = Vec::with_capacity(d.ranges.len());
-            let mut at = 0;
-            for r in &d.ranges {
-                let host = &mut self.mem.region_bytes_mut(r.region)[r.bytes.clone()];
-                saved.push(host.to_vec());
-                host.copy_from_slice(&b[at..at + r.bytes.len()]);
-                at += r.bytes.len();
-            }
-            dma::execute(plan, &mut self.mem, &mut self.dram);
-            for (r, s) in d.ranges.iter().zip(saved) {
-                self.mem.region_bytes_mut(r.region)[r.bytes.clone()].copy_from_slice(&s);
-            }
-        }
+            dma::execute_captured(plan, &d.ranges, bytes, dram);
+        })?;
         Ok(())
     }
 

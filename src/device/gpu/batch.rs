@@ -177,7 +177,7 @@ pub fn run(
 /// Submits `dispatches` in order on `memory` without waiting (the
 /// executor's path; at most [`DISPATCHES_PER_SUBMIT`] of them), with
 /// `staged`'s bytes for their spans. Returns the buffer the captures land
-/// in (its mapping not yet requested). The queue runs submissions in
+/// in and their bytes (its mapping not yet requested). The queue runs submissions in
 /// order, so a later read-back sees their results, and its wait reports
 /// their failures.
 pub fn queue(
@@ -185,9 +185,14 @@ pub fn queue(
     memory: &GpuMemory,
     commands: &[Command],
     mut staged: Staged,
-) -> Result<Option<wgpu::Buffer>, DeviceError> {
+) -> Result<Option<(wgpu::Buffer, u64)>, DeviceError> {
     staged.place_captures();
-    Ok(submit(kernels, memory, commands, Some(&staged), false)?.1)
+    let bytes = staged.capture_bytes;
+    // The copies out of the upload belt's chunks go in this submission.
+    memory.uploads_submitting();
+    let submitted = submit(kernels, memory, commands, Some(&staged), false);
+    memory.uploads_submitted();
+    Ok(submitted?.1.map(|b| (b, bytes)))
 }
 
 /// One submission of `dispatches`, one compute pass, with `staged`'s
@@ -222,6 +227,10 @@ fn submit(
     }
     let timer = if timed { Timer::new(gpu) } else { None };
     let staged = staged.filter(|s| !s.is_empty());
+    let back = match staged {
+        Some(s) if s.capture_bytes > 0 => Some(memory.reads().take(gpu, s.capture_bytes)?),
+        _ => None,
+    };
     let capture = gpu.scoped(|| {
         // Words of `size` bytes (at least one) holding `bytes` at the front.
         let words = |label, size: u64, bytes: &[u8], extra| {
@@ -317,14 +326,8 @@ fn submit(
             }
         }
         // The captures, where the host can map them.
-        let capture = match (&host, staged) {
-            (Some((staging, _)), Some(s)) if s.capture_bytes > 0 => {
-                let back = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("captures"),
-                    size: s.capture_bytes,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
+        let capture = match (&host, staged, back) {
+            (Some((staging, _)), Some(s), Some(back)) => {
                 let from = s.upload.len() as u64;
                 enc.copy_buffer_to_buffer(staging, from, &back, 0, s.capture_bytes);
                 Some(back)

@@ -15,9 +15,10 @@
 use super::batch::{self, Command, Dispatch, EncodeCx, Span, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
-use super::memory::{GpuMemory, Parts, Route, Staging};
+use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
 use super::params::{add_by_bits, row_per_max, rows_max_chunks};
+use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
 use crate::device::{BackendError, Capture, Executor, HostRange};
@@ -156,13 +157,13 @@ impl<'g> GpuExecutor<'g> {
         self.own_upload_bytes = 0;
         let buffer = batch::queue(&self.kernels, &self.memory, &queued, staged)?;
         let at = self.batches.len();
-        if let Some(b) = buffer {
-            self.batches.push(Staging::map(b));
+        if let Some((b, size)) = buffer {
+            self.batches.push(Staging::map(b, size));
         }
         for c in &mut self.captures {
             c.held = match std::mem::replace(&mut c.held, Held::Queued) {
                 Held::Queued => Held::Batch(at),
-                Held::Own(b) => Held::Mapped(Staging::map(b)),
+                Held::Own(b) => Held::Mapped(Staging::map(b, c.bytes)),
                 done => done,
             };
         }
@@ -187,11 +188,11 @@ impl<'g> GpuExecutor<'g> {
     fn push(&mut self, command: Command, mem: &DeviceMemory) -> Result<(), DeviceError> {
         if let Command::Copy {
             upload: true,
-            buffer: b,
+            spans,
             ..
         } = &command
         {
-            self.own_upload_bytes += b.size();
+            self.own_upload_bytes += spans.iter().map(|s| s.2).sum::<u64>();
         }
         self.queued.push(command);
         let bytes =
@@ -339,45 +340,85 @@ impl Executor for GpuExecutor<'_> {
         Ok(Some(Capture(id)))
     }
 
-    fn collect(&mut self, captures: &[Capture]) -> Result<Vec<Vec<u8>>, BackendError> {
+    fn collect(
+        &mut self,
+        captures: &[Capture],
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError> {
         if captures.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         // Captures exist only while the GPU holds memory.
         self.submit_queued().map_err(backend)?;
         self.kernels.gpu().wait().map_err(backend)?;
-        // Every pending capture is in a submitted batch now: read them all.
-        let batches: Vec<Vec<u8>> = std::mem::take(&mut self.batches)
+        // Every pending capture is in a submitted batch now: map them all.
+        let batches: Vec<Mapped> = std::mem::take(&mut self.batches)
             .into_iter()
-            .map(Staging::take)
+            .map(Staging::open)
             .collect::<Result<_, _>>()
             .map_err(backend)?;
         let mut pending = std::mem::take(&mut self.captures);
         self.captured_bytes = 0;
-        let mut out = Vec::with_capacity(captures.len());
-        for c in captures {
+        let mut scratch = Vec::new();
+        for (k, c) in captures.iter().enumerate() {
             let p = pending.iter_mut().find(|p| p.id == c.0).ok_or_else(|| {
                 BackendError::new("gpu", format!("capture {} is not pending", c.0))
             })?;
-            let own;
-            let b = match std::mem::replace(&mut p.held, Held::Queued) {
+            match std::mem::replace(&mut p.held, Held::Queued) {
                 Held::Mapped(m) => {
-                    own = m.take().map_err(backend)?;
-                    &own
+                    let own = m.open().map_err(backend)?;
+                    sink(k, gather(own.bytes(), &p.parts, &mut scratch));
+                    own.release(self.memory.reads());
                 }
-                Held::Batch(i) => &batches[i],
+                Held::Batch(i) => sink(k, gather(batches[i].bytes(), &p.parts, &mut scratch)),
                 // Every capture was submitted above: a second ask for one.
                 Held::Queued | Held::Own(_) => {
                     let why = format!("capture {} is collected twice", c.0);
                     return Err(BackendError::new("gpu", why));
                 }
-            };
-            let mut bytes = Vec::with_capacity(p.bytes as usize);
-            for part in &p.parts {
-                bytes.extend_from_slice(&b[part.clone()]);
             }
-            out.push(bytes);
         }
-        Ok(out)
+        for b in batches {
+            b.release(self.memory.reads());
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of `parts` of `b`, concatenated: a slice of `b` when they
+/// follow one another there (ranges of whole words), else gathered into
+/// `scratch`.
+fn gather<'a>(b: &'a [u8], parts: &Parts, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+        return &[];
+    };
+    if parts.windows(2).all(|w| w[0].end == w[1].start) {
+        return &b[first.start..last.end];
+    }
+    scratch.clear();
+    for part in parts {
+        scratch.extend_from_slice(&b[part.clone()]);
+    }
+    scratch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gather;
+
+    #[test]
+    fn gather_slices_adjacent_parts_and_copies_the_others() {
+        let b: Vec<u8> = (0..16).collect();
+        let mut scratch = vec![99];
+        assert_eq!(
+            gather(&b, &vec![2..4, 4..9], &mut scratch),
+            &[2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(scratch, [99], "adjacent parts are not copied");
+        assert_eq!(
+            gather(&b, &vec![1..3, 5..6, 12..16], &mut scratch),
+            &[1, 2, 5, 12, 13, 14, 15]
+        );
+        assert_eq!(gather(&b, &vec![], &mut scratch), &[] as &[u8]);
     }
 }

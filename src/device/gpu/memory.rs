@@ -5,6 +5,7 @@
 
 use super::batch::{Span, by_copies};
 use super::context::{DeviceError, Gpu};
+use super::staging::{ReadPool, Staging, UPLOAD_CHUNK};
 use crate::device::exec::HostRange;
 use crate::device::memory::DeviceMemory;
 use crate::isa::tensor::Region;
@@ -36,6 +37,10 @@ pub struct GpuMemory<'g> {
     gpu: &'g Gpu,
     arch: Arch,
     buf: wgpu::Buffer,
+    /// Upload staging, reused once the GPU has copied from it.
+    belt: std::sync::Mutex<wgpu::util::StagingBelt>,
+    /// Read-back staging, reused once the host has read it.
+    reads: ReadPool,
 }
 
 impl<'g> GpuMemory<'g> {
@@ -59,7 +64,14 @@ impl<'g> GpuMemory<'g> {
                 mapped_at_creation: false,
             })
         })?;
-        Ok(GpuMemory { gpu, arch, buf })
+        let belt = wgpu::util::StagingBelt::new(gpu.device.clone(), UPLOAD_CHUNK);
+        Ok(GpuMemory {
+            gpu,
+            arch,
+            buf,
+            belt: std::sync::Mutex::new(belt),
+            reads: ReadPool::default(),
+        })
     }
 
     /// The generation this memory was laid out for.
@@ -79,16 +91,45 @@ impl<'g> GpuMemory<'g> {
             .scoped(|| self.gpu.queue.write_buffer(&self.buf, 0, &pack(mem)))
     }
 
+    /// The pool read-back buffers come from and go back to.
+    pub fn reads(&self) -> &ReadPool {
+        &self.reads
+    }
+
+    /// Closes the upload chunks written since the last call: call before
+    /// submitting the copies out of them.
+    pub fn uploads_submitting(&self) {
+        self.belt().finish();
+    }
+
+    /// Lets the upload chunks closed by [`GpuMemory::uploads_submitting`]
+    /// be mapped again once the GPU is done with them: call after the
+    /// submission.
+    pub fn uploads_submitted(&self) {
+        self.belt().recall();
+    }
+
+    fn belt(&self) -> std::sync::MutexGuard<'_, wgpu::util::StagingBelt> {
+        self.belt.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Copies the GPU's SBUF and PSUM back into `mem`.
     pub fn download(&self, mem: &mut DeviceMemory) -> Result<(), DeviceError> {
         self.check_arch(mem)?;
-        let bytes = read_buffer(self.gpu, &self.buf)?;
+        let size = self.buf.size();
         let split = region_base(Region::Psum, self.arch) as usize;
-        mem.region_bytes_mut(Region::Sbuf)
-            .copy_from_slice(&bytes[..split]);
-        mem.region_bytes_mut(Region::Psum)
-            .copy_from_slice(&bytes[split..]);
-        Ok(())
+        read_spans(
+            self.gpu,
+            &self.reads,
+            size,
+            |enc, staging| enc.copy_buffer_to_buffer(&self.buf, 0, staging, 0, size),
+            |bytes| {
+                mem.region_bytes_mut(Region::Sbuf)
+                    .copy_from_slice(&bytes[..split]);
+                mem.region_bytes_mut(Region::Psum)
+                    .copy_from_slice(&bytes[split..]);
+            },
+        )
     }
 
     /// Sets every byte to zero on the GPU (no copy from the host).
@@ -118,12 +159,15 @@ impl<'g> GpuMemory<'g> {
         let (spans, total) = self.spans(ranges);
         let mut copy = self.copy_spans(&spans);
         if total > 0 && by_copies(&copy) {
-            let buffer = self.own_buffer("dma upload", total, true)?;
+            // Written straight into a chunk of the upload belt.
+            let mut belt = self.belt();
+            let size = wgpu::BufferSize::new(total).expect("total > 0");
+            let slice = belt.allocate(size, wgpu::BufferSize::new(4).expect("4 > 0"));
+            let buffer = slice.buffer().clone();
+            let offset = slice.offset();
             {
-                // One view of the whole buffer: a view's offset must be a
-                // multiple of 8, a span's only of 4.
-                let mut view = buffer
-                    .get_mapped_range_mut(0..total)
+                let mut view = slice
+                    .get_mapped_range_mut()
                     .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
                 let mut at = 0;
                 for &(region, lo, hi) in &spans {
@@ -132,7 +176,7 @@ impl<'g> GpuMemory<'g> {
                     at += hi - lo;
                 }
             }
-            buffer.unmap();
+            shift(&mut copy, offset);
             return Ok((Route::Own(buffer), copy));
         }
         shift(&mut copy, data.len() as u64);
@@ -164,36 +208,13 @@ impl<'g> GpuMemory<'g> {
             off += hi - lo;
         }
         let route = if own {
-            Route::Own(self.own_buffer("dma capture", total, false)?)
+            Route::Own(self.reads.take(self.gpu, total)?)
         } else {
             *at += total;
             Route::Batch
         };
         shift(&mut copy, base);
         Ok((route, copy, parts))
-    }
-
-    /// A staging buffer of `size` bytes for one DMA: mapped for the host's
-    /// writes (`upload`), or for its reads once the copy into it is done.
-    fn own_buffer(
-        &self,
-        label: &str,
-        size: u64,
-        upload: bool,
-    ) -> Result<wgpu::Buffer, DeviceError> {
-        let usage = if upload {
-            wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC
-        } else {
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST
-        };
-        self.gpu.scoped(|| {
-            self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage,
-                mapped_at_creation: upload,
-            })
-        })
     }
 
     /// `ranges` widened to whole words, without the empty ones, and their
@@ -239,17 +260,18 @@ impl<'g> GpuMemory<'g> {
         if total == 0 {
             return Ok(());
         }
-        let bytes = read_spans(self.gpu, total, |enc, staging| {
+        let copy = |enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer| {
             for (from, at, len) in self.copy_spans(&spans) {
                 enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
             }
-        })?;
-        let mut at = 0;
-        for &(region, lo, hi) in &spans {
-            mem.region_bytes_mut(region)[lo..hi].copy_from_slice(&bytes[at..at + hi - lo]);
-            at += hi - lo;
-        }
-        Ok(())
+        };
+        read_spans(self.gpu, &self.reads, total, copy, |bytes| {
+            let mut at = 0;
+            for &(region, lo, hi) in &spans {
+                mem.region_bytes_mut(region)[lo..hi].copy_from_slice(&bytes[at..at + hi - lo]);
+                at += hi - lo;
+            }
+        })
     }
 
     fn check_arch(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {
@@ -280,9 +302,13 @@ fn words(r: &HostRange) -> (usize, usize) {
 /// Reads a whole buffer back to the host through a staging buffer.
 pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
     let size = buf.size();
-    read_spans(gpu, size, |enc, staging| {
-        enc.copy_buffer_to_buffer(buf, 0, staging, 0, size)
-    })
+    read_spans(
+        gpu,
+        &ReadPool::default(),
+        size,
+        |enc, staging| enc.copy_buffer_to_buffer(buf, 0, staging, 0, size),
+        |b| b.to_vec(),
+    )
 }
 
 /// Where each of a capture's ranges lies in its staging buffer.
@@ -298,68 +324,26 @@ pub enum Route {
     Batch,
 }
 
-/// A staging buffer whose mapping was requested.
-pub struct Staging {
-    buf: wgpu::Buffer,
-    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
-}
-
-impl Staging {
-    /// Requests the mapping of `buf` (its copies must be submitted).
-    pub fn map(buf: wgpu::Buffer) -> Staging {
-        let (tx, mapped) = std::sync::mpsc::channel();
-        buf.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        Staging { buf, mapped }
-    }
-
-    /// Its bytes; the device must have been waited for since it was started.
-    pub fn take(self) -> Result<Vec<u8>, DeviceError> {
-        match self.mapped.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(DeviceError::Lost(format!("map_async: {e}"))),
-            Err(_) => return Err(DeviceError::Lost("map_async never completed".into())),
-        }
-        let bytes = self
-            .buf
-            .get_mapped_range(..)
-            .map_err(|e| DeviceError::Validation(format!("get_mapped_range: {e}")))?
-            .to_vec();
-        self.buf.unmap();
-        Ok(bytes)
-    }
-}
-
-/// Submits a copy of `size` bytes that `copy` gathers into a new staging
-/// buffer, and requests its mapping; nothing waits.
-fn start_spans(
+/// Hands `read` the `size` bytes that `copy` gathers into a staging buffer
+/// of `pool`: one submission, one wait.
+fn read_spans<T>(
     gpu: &Gpu,
+    pool: &ReadPool,
     size: u64,
     copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
-) -> Result<Staging, DeviceError> {
+    read: impl FnOnce(&[u8]) -> T,
+) -> Result<T, DeviceError> {
+    let buf = pool.take(gpu, size)?;
     let buf = gpu.scoped(|| {
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        copy(&mut enc, &staging);
+        copy(&mut enc, &buf);
         gpu.queue.submit([enc.finish()]);
-        staging
+        buf
     })?;
-    Ok(Staging::map(buf))
-}
-
-/// Reads `size` bytes that `copy` gathers from `buf` into a staging buffer.
-fn read_spans(
-    gpu: &Gpu,
-    size: u64,
-    copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
-) -> Result<Vec<u8>, DeviceError> {
-    let staging = start_spans(gpu, size, copy)?;
+    let staging = Staging::map(buf, size);
     gpu.wait()?;
-    staging.take()
+    let mapped = staging.open()?;
+    let out = read(mapped.bytes());
+    mapped.release(pool);
+    Ok(out)
 }

@@ -19,6 +19,7 @@ pub mod memory;
 pub(crate) mod newer;
 pub mod params;
 pub mod pool;
+pub mod staging;
 pub(crate) mod timer;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
