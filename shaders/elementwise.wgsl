@@ -180,3 +180,64 @@ fn elementwise(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         }
     }
 }
+
+// Dense vectors (`elementwise_dense`): every walked operand visits its
+// lane's elements in order from a 16-byte aligned start (position k is
+// element k), the sources have 4-byte elements and the dst 4- or 2-byte
+// ones. Each invocation takes 8 positions — two vec4 loads per source, one
+// or two vec4 stores (DENSE_NARROW: 2-byte dst elements, packed in pairs) —
+// with no loop: on llvmpipe the per-element loop of `elementwise` is most of
+// its cost.
+override DENSE_NARROW: bool = false;
+
+fn dense4(o: Operand, lane: u32, k: u32) -> vec4<u32> {
+    return memv[(o.base + lane * o.lane_stride + k * 4u) >> 4u];
+}
+
+fn pack2(lo: u32, hi: u32) -> u32 {
+    return (lo & 0xFFFFu) | (hi << 16u);
+}
+
+@compute @workgroup_size(64)
+fn elementwise_dense(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let p = params;
+    let id = invocation(p.groups_x, wg, li);
+    if id >= p.channels * p.segments {
+        return;
+    }
+    let lane = udiv(id, p.segments);
+    let first = (id - lane * p.segments) * 8u;
+    let lb = p.iota_base + lane * p.iota_mult; // EC-47 (wraps)
+    let g = i32(first);
+    var a = vec4<u32>(0u);
+    var b = vec4<u32>(0u);
+    var c = vec4<u32>(0u);
+    var d = vec4<u32>(0u);
+    if SOURCES > 0u {
+        a = dense4(p.src0, lane, first);
+        c = dense4(p.src0, lane, first + 4u);
+    }
+    if SOURCES > 1u {
+        b = dense4(p.src1, lane, first);
+        d = dense4(p.src1, lane, first + 4u);
+    }
+    let lo = vec4<u32>(
+        element(lb, g, a.x, b.x),
+        element(lb, g + 1, a.y, b.y),
+        element(lb, g + 2, a.z, b.z),
+        element(lb, g + 3, a.w, b.w),
+    );
+    let hi = vec4<u32>(
+        element(lb, g + 4, c.x, d.x),
+        element(lb, g + 5, c.y, d.y),
+        element(lb, g + 6, c.z, d.z),
+        element(lb, g + 7, c.w, d.w),
+    );
+    let at = (p.dst.base + lane * p.dst.lane_stride + first * p.dst.size) >> 4u;
+    if DENSE_NARROW {
+        memv[at] = vec4<u32>(pack2(lo.x, lo.y), pack2(lo.z, lo.w), pack2(hi.x, hi.y), pack2(hi.z, hi.w));
+    } else {
+        memv[at] = lo;
+        memv[at + 1u] = hi;
+    }
+}

@@ -1090,3 +1090,123 @@ fn the_vec4_elementwise_row_path_matches_the_cpu() {
     }
     assert_eq!(records.len(), 32);
 }
+
+/// The elementwise kernels' dense path (`elementwise_dense`: every walk
+/// visits its lane's elements in order from a 16-byte aligned start, 4-byte
+/// sources, 4- or 2-byte dst, one vec4 of dst per invocation): every Cast
+/// from a 4-byte dtype to a 4- or 2-byte one, Copy in place, and every
+/// executed Tensor-Tensor op over 4-byte operands, over one-row and
+/// three-row walks — each record checked to take the path, then the GPU
+/// against the CPU over all memory. Walks that break a condition (an
+/// unaligned start, a gap between rows, a count that is not whole vec4s of
+/// dst) are checked to take the row path instead.
+#[test]
+fn the_dense_elementwise_path_matches_the_cpu() {
+    use tpb_emu::device::Validated;
+    use tpb_emu::device::ops::tensor_tensor::executes;
+    let Some(gpu) = gpu() else { return };
+    let mut rng = fastrand::Rng::with_seed(0xDE45E);
+    let mut mem = DeviceMemory::new(ARCH);
+    randomize(&mut mem, &mut rng, 0x47);
+    randomize_lanes(&mut mem, &mut rng, 0..8192);
+    let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
+    // x elements a row, `rows` rows back to back, 5 lanes from partition 3.
+    let t4 = |off, x: u16, rows: u16| {
+        Tensor4d::new(sb(3, off), [(x, 1), (rows, x as i16), (1, 0), (1, 0)])
+    };
+    let valid = |r: Record| {
+        Validated::new(0, r, Target::pool(ARCH))
+            .is_ok()
+            .then_some(r)
+    };
+    let dtypes = |sizes: &[u32]| {
+        (0..16u8)
+            .map(Dtype)
+            .filter(|d| sizes.contains(&d.size().unwrap_or(0)))
+            .collect::<Vec<_>>()
+    };
+    let (four, narrow) = (dtypes(&[4]), dtypes(&[4, 2]));
+    let mut dense = Vec::new();
+    for (x, rows) in [(8u16, 1u16), (24, 3)] {
+        for &i in &four {
+            for &o in &narrow {
+                let cast = S4d4Tr::new(
+                    Opcode::CAST,
+                    i,
+                    o,
+                    5,
+                    t4(0x10, x, rows),
+                    t4(0x1000, x, rows),
+                );
+                dense.extend(valid(cast.encode()));
+            }
+        }
+        let copy = S4d4Tr::new(
+            Opcode::COPY,
+            Dtype::FP32,
+            Dtype::FP32,
+            5,
+            t4(0x20, x, rows),
+            t4(0x20, x, rows),
+        );
+        dense.extend(valid(copy.encode()));
+        for opcode in [Opcode::TENSOR_TENSOR_ARITH, Opcode::TENSOR_TENSOR_BITVEC] {
+            for alu in (0..=255u8).map(AluOp).filter(|&a| executes(opcode, a)) {
+                for &d in &four {
+                    for o in [d, Dtype::BFLOAT16] {
+                        let (s0, s1) = (to_3d(t4(0x30, x, rows)), to_3d(t4(0x830, x, rows)));
+                        let os = o.size().unwrap() as u16;
+                        for dst in [to_3d(t4(0x1800, x, rows)), s0] {
+                            if dst == s0 && os != 4 {
+                                continue;
+                            }
+                            let r = S3s3d3Tt::new(opcode, alu, d, d, o, 5, s0, s1, dst);
+                            dense.extend(valid(r.encode()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let row_path = [
+        // Unaligned start, a gap between rows, 12 bf16 outputs (not whole vec4s).
+        S4d4Tr::new(
+            Opcode::CAST,
+            Dtype::FP32,
+            Dtype::FP32,
+            5,
+            t4(0x14, 8, 1),
+            t4(0x1000, 8, 1),
+        ),
+        S4d4Tr::new(
+            Opcode::CAST,
+            Dtype::FP32,
+            Dtype::FP32,
+            5,
+            Tensor4d::new(sb(3, 0x10), [(8, 1), (2, 12), (1, 0), (1, 0)]),
+            t4(0x1000, 8, 2),
+        ),
+        S4d4Tr::new(
+            Opcode::CAST,
+            Dtype::FP32,
+            Dtype::BFLOAT16,
+            5,
+            t4(0x10, 12, 1),
+            t4(0x1000, 12, 1),
+        ),
+    ];
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    for r in &dense {
+        let text = tpb_emu::isa::text::disasm_record(r);
+        let key = encoded_key(r, 64, true);
+        assert_eq!(key.entry, "elementwise_dense", "{key:?}\n{text}");
+        assert!(tpb_emu::device::gpu::kernels::is_listed(&key), "not listed: {key:?}");
+        assert_records_agree(&mut gpu_exec, &[*r], &mem, "dense path");
+    }
+    for r in row_path.map(|r| r.encode()) {
+        let key = encoded_key(&r, 64, true);
+        assert_eq!(key.entry, "elementwise", "{key:?}");
+        assert_records_agree(&mut gpu_exec, &[r], &mem, "row path");
+    }
+    assert!(dense.len() > 150, "only {} dense records", dense.len());
+}

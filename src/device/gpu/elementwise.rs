@@ -134,22 +134,66 @@ fn segments_aligned(o: &OperandParams, per: u32, align: u32) -> bool {
         && (1..4).all(|i| o.num[i] <= 1 || (o.step[i] as i64 * o.size as i64) % a == 0)
 }
 
+/// Whether operand `o` visits its lane's elements in order (position k is
+/// element k) from a 16-byte aligned start.
+fn dense(o: &OperandParams) -> bool {
+    let mut run = 1i64;
+    for i in 0..4 {
+        if o.num[i] > 1 && o.step[i] as i64 != run {
+            return false;
+        }
+        run *= o.num[i] as i64;
+    }
+    o.base.is_multiple_of(16) && o.lane_stride.is_multiple_of(16)
+}
+
+/// Whether `elementwise_dense` can run `p` over `sources` sources, and
+/// whether its dst elements are 2 bytes (else 4).
+fn dense_narrow(p: &ElemParams, sources: u32) -> Option<bool> {
+    let narrow = match p.dst.size {
+        4 => false,
+        2 => true,
+        _ => return None,
+    };
+    let srcs = [&p.src0, &p.src1];
+    let ok = sources > 0
+        && dense(&p.dst)
+        && srcs[..sources as usize]
+            .iter()
+            .all(|s| s.size == 4 && dense(s))
+        && p.count.is_multiple_of(DENSE_PER);
+    ok.then_some(narrow)
+}
+
 fn dispatch(
     shader: Shader,
     p: &ElemParams,
     mut constants: Vec<(&'static str, u32)>,
     rows: bool,
     grid: (u32, u32),
+    cx: &EncodeCx,
 ) -> Dispatch {
+    let sources = constants
+        .iter()
+        .find(|c| c.0 == "SOURCES")
+        .map_or(0, |c| c.1);
+    if let Some(narrow) = dense_narrow(p, sources) {
+        let mut p = *p;
+        p.per = DENSE_PER;
+        p.segments = p.count / DENSE_PER;
+        let g = super::kernels::grid(p.channels as u64 * p.segments as u64, cx.max_x);
+        p.groups_x = g.0;
+        return Dispatch {
+            key: dense_key(shader, &constants, narrow),
+            params: bytemuck::bytes_of(&p).to_vec(),
+            grid: g,
+        };
+    }
     constants.push(("ROWS", rows as u32));
     let dst_vec = rows && segments_aligned(&p.dst, p.per, 16);
     constants.push(("WORDS", (rows && !dst_vec && dst_words(p)) as u32));
     constants.push(("DST_VEC", dst_vec as u32));
     let src_vec = |o: &OperandParams| rows && o.size == 4 && segments_aligned(o, p.per, 16);
-    let sources = constants
-        .iter()
-        .find(|c| c.0 == "SOURCES")
-        .map_or(0, |c| c.1);
     constants.push(("SRC0_VEC", (sources > 0 && src_vec(&p.src0)) as u32));
     constants.push(("SRC1_VEC", (sources > 1 && src_vec(&p.src1)) as u32));
     constants.sort();
@@ -186,7 +230,7 @@ pub fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
     };
     let mut constants = constants;
     constants.push(("SOURCES", 1));
-    dispatch(Shader::Cast, &p, constants, rows, g)
+    dispatch(Shader::Cast, &p, constants, rows, g, cx)
 }
 
 /// An Iota op as one dispatch of `iota.wgsl`.
@@ -208,7 +252,7 @@ pub fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
         ("GENERATOR", 1),
         ("OUT_DTYPE", op.out_ty().dtype().0 as u32),
     ];
-    dispatch(Shader::Iota, &p, constants, rows, g)
+    dispatch(Shader::Iota, &p, constants, rows, g, cx)
 }
 
 /// A Tensor-Tensor op as one dispatch of `tensor_tensor.wgsl`.
@@ -242,7 +286,7 @@ pub fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
     if f32_path {
         constants.push(("ADD_BY_BITS", cx.add_by_bits as u32));
     }
-    dispatch(Shader::TensorTensor, &p, constants, rows, g)
+    dispatch(Shader::TensorTensor, &p, constants, rows, g, cx)
 }
 
 /// The shape constants a dispatch can carry (`ROWS`, `WORDS`, `DST_VEC`,
@@ -372,8 +416,25 @@ pub fn variants() -> Vec<PipelineKey> {
         for shape in if first { &all[..] } else { &all[..1] } {
             out.push(key(shader, &c, shape));
         }
+        if first && sources > 0 {
+            out.extend([false, true].map(|narrow| dense_key(shader, &c, narrow)));
+        }
     }
     out
+}
+
+/// `elementwise_dense`'s positions per invocation.
+const DENSE_PER: u32 = 8;
+
+fn dense_key(shader: Shader, config: &[(&'static str, u32)], narrow: bool) -> PipelineKey {
+    let mut constants = config.to_vec();
+    constants.push(("DENSE_NARROW", narrow as u32));
+    constants.sort();
+    PipelineKey {
+        shader,
+        entry: "elementwise_dense",
+        constants,
+    }
 }
 
 /// Whether `k` is a pipeline the encoders can produce: a configuration of
@@ -396,6 +457,14 @@ pub fn covers(k: &PipelineKey) -> bool {
         .copied()
         .partition(|(n, _)| SHAPE.contains(n));
     let sources = config.iter().find(|c| c.0 == "SOURCES").map_or(0, |c| c.1);
+    if k.entry == "elementwise_dense" {
+        let (narrow, config): (Vec<_>, Vec<_>) =
+            config.into_iter().partition(|c| c.0 == "DENSE_NARROW");
+        return shape.is_empty()
+            && sources > 0
+            && matches!(narrow[..], [(_, 0 | 1)])
+            && known.contains(&(k.shader, config));
+    }
     let shape_ok = shapes(sources).iter().any(|s| {
         let mut s = s.to_vec();
         s.sort();
