@@ -100,9 +100,11 @@ pub trait Executor {
     /// Hands `sink` the bytes of each of `captures`, in order: its index in
     /// `captures` and the bytes of its ranges, concatenated in order. One
     /// wait for all of them; every capture started before is settled, and
-    /// those not named are dropped.
+    /// those not named are dropped. A backend may also bring those ranges
+    /// of `mem` up to date from the captured bytes.
     fn collect(
         &mut self,
+        _mem: &mut DeviceMemory,
         captures: &[Capture],
         _sink: &mut dyn FnMut(usize, &[u8]),
     ) -> Result<(), BackendError> {

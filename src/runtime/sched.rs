@@ -577,7 +577,7 @@ impl Machine {
         let captures: Vec<Capture> = deferred.iter().map(|d| d.capture).collect();
         let staged = Arc::clone(&self.staged);
         let dram = &mut self.dram;
-        exec.collect(&captures, &mut |k, bytes| {
+        exec.collect(&mut self.mem, &captures, &mut |k, bytes| {
             let d = &deferred[k];
             let Op::Dma(plan) = &staged.steps[d.engine][d.index].op else {
                 unreachable!("only DMAs are deferred");

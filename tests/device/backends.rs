@@ -1200,7 +1200,10 @@ fn the_dense_elementwise_path_matches_the_cpu() {
         let text = tpb_emu::isa::text::disasm_record(r);
         let key = encoded_key(r, 64, true);
         assert_eq!(key.entry, "elementwise_dense", "{key:?}\n{text}");
-        assert!(tpb_emu::device::gpu::kernels::is_listed(&key), "not listed: {key:?}");
+        assert!(
+            tpb_emu::device::gpu::kernels::is_listed(&key),
+            "not listed: {key:?}"
+        );
         assert_records_agree(&mut gpu_exec, &[*r], &mem, "dense path");
     }
     for r in row_path.map(|r| r.encode()) {

@@ -203,3 +203,57 @@ fn deferred_dmas_to_dram_land_before_their_bytes_are_read() {
         panic!("{d}");
     }
 }
+
+/// A capture that nothing touched afterwards brings its bytes into the
+/// host's copy of memory (the end of the run does not read them back
+/// again); one followed by a DMA that overwrites its source must not: the
+/// run ends with the DMA's bytes there, as on the CPU.
+#[test]
+fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
+    use tpb_emu::isa::enums::PoolFunc;
+    use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_pool};
+    use tpb_emu::runtime::Variable;
+    let Some(gpu) = common::gpu() else { return };
+    let bytes: Vec<u8> = (0..2048u32)
+        .flat_map(|i| (i as f32 * 0.5 - 300.0).to_le_bytes())
+        .collect();
+    let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
+    let sbuf = |offset: u32, n: u16| {
+        walk(
+            on_chip(Region::Sbuf.addr(0, offset)),
+            [1, part],
+            [n, 128],
+            4,
+        )
+    };
+    let dram = |id: u32, n: u16| walk(var(id, 0), [1, n as i32], [n, 128], 4);
+    let dma = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
+    let out = SEED_DST_OFFSET;
+    for overwrite in [false, true] {
+        let mut p = Program::new(Arch::Cayman);
+        p.add(Variable::input(
+            "x",
+            1,
+            Dtype::FP32,
+            &[128, 16],
+            bytes.clone(),
+        ));
+        p.add(Variable::output("y", 2, Dtype::FP32, &[128, 4]));
+        let mut records = vec![
+            dma(dram(1, 16), sbuf(0, 16)),
+            seed_pool(PoolFunc::MAX_POOL, 128).encode(),
+            dma(sbuf(out, 4), dram(2, 4)),
+        ];
+        if overwrite {
+            records.push(dma(walk(var(1, 0), [1, 16], [4, 128], 4), sbuf(out, 4)));
+        }
+        p.set_stream(Engine::Pool, &records);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+        let g = run(&mut exec, &p);
+        assert!(g.variable("y") == cpu.variable("y"), "`y` differs");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("overwrite {overwrite}: {d}");
+        }
+    }
+}

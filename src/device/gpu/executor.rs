@@ -48,6 +48,9 @@ pub struct GpuExecutor<'g> {
     captured_bytes: u64,
     /// Bytes of the queued uploads' own staging buffers.
     own_upload_bytes: u64,
+    /// Ops queued and host accesses so far: a capture taken when this was
+    /// what it is now holds its bytes as the run leaves them.
+    touched: u64,
 }
 
 /// A capture not yet collected.
@@ -58,6 +61,10 @@ struct Pending {
     /// Its ranges' bytes in that buffer.
     parts: Parts,
     bytes: u64,
+    /// Its ranges.
+    ranges: Vec<HostRange>,
+    /// `touched` when it was taken.
+    at: u64,
 }
 
 /// Where a capture's bytes are: in a queued batch's capture buffer, then a
@@ -108,6 +115,7 @@ impl<'g> GpuExecutor<'g> {
             next_capture: 0,
             captured_bytes: 0,
             own_upload_bytes: 0,
+            touched: 0,
         })
     }
 
@@ -236,12 +244,14 @@ impl Executor for GpuExecutor<'_> {
         if mem.arch() != self.memory.arch() {
             return Err(BackendError::new("gpu", "memory of another generation"));
         }
+        self.touched += 1;
         self.newer.add_op(op);
         self.push(Command::Dispatch(encode(op, &self.cx)), mem)
             .map_err(backend)
     }
 
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        self.touched += 1;
         self.run_queued(mem).map_err(backend)?;
         if self.gpu_holds {
             let ranges = self.newer.ranges();
@@ -258,6 +268,7 @@ impl Executor for GpuExecutor<'_> {
     }
 
     fn host_zeroed(&mut self, mem: &DeviceMemory) -> Result<(), BackendError> {
+        self.touched += 1;
         if !self.queued.is_empty() || mem.arch() != self.memory.arch() {
             return Ok(()); // not the start of a run: the next batch uploads `mem`
         }
@@ -272,6 +283,7 @@ impl Executor for GpuExecutor<'_> {
         mem: &mut DeviceMemory,
         ranges: &[HostRange],
     ) -> Result<(), BackendError> {
+        self.touched += 1;
         if !self.gpu_holds && !self.queued.is_empty() {
             // The queued ops run on memory as it is before the host's access.
             self.run_queued(mem).map_err(backend)?;
@@ -292,6 +304,7 @@ impl Executor for GpuExecutor<'_> {
     }
 
     fn host_wrote(&mut self, mem: &DeviceMemory, ranges: &[HostRange]) -> Result<(), BackendError> {
+        self.touched += 1;
         // `host_access` came first, so queued ops are ahead of an upload:
         // while the host holds the truth the next batch uploads it whole.
         if self.gpu_holds {
@@ -334,6 +347,8 @@ impl Executor for GpuExecutor<'_> {
             held,
             parts,
             bytes,
+            ranges: ranges.to_vec(),
+            at: self.touched,
         });
         let c = self.command(route, &spans, false);
         self.push(c, mem).map_err(backend)?;
@@ -342,6 +357,7 @@ impl Executor for GpuExecutor<'_> {
 
     fn collect(
         &mut self,
+        mem: &mut DeviceMemory,
         captures: &[Capture],
         sink: &mut dyn FnMut(usize, &[u8]),
     ) -> Result<(), BackendError> {
@@ -364,13 +380,30 @@ impl Executor for GpuExecutor<'_> {
             let p = pending.iter_mut().find(|p| p.id == c.0).ok_or_else(|| {
                 BackendError::new("gpu", format!("capture {} is not pending", c.0))
             })?;
+            // Nothing touched memory since this capture: its bytes are
+            // what the run leaves there, so the host needs not read them
+            // back again at the end.
+            let last = p.at == self.touched;
+            let mut deliver = |bytes: &[u8]| {
+                sink(k, bytes);
+                if last {
+                    let mut at = 0;
+                    for r in &p.ranges {
+                        let n = r.bytes.len();
+                        mem.region_bytes_mut(r.region)[r.bytes.clone()]
+                            .copy_from_slice(&bytes[at..at + n]);
+                        self.newer.read_back(r);
+                        at += n;
+                    }
+                }
+            };
             match std::mem::replace(&mut p.held, Held::Queued) {
                 Held::Mapped(m) => {
                     let own = m.open().map_err(backend)?;
-                    sink(k, gather(own.bytes(), &p.parts, &mut scratch));
+                    deliver(gather(own.bytes(), &p.parts, &mut scratch));
                     own.release(self.memory.reads());
                 }
-                Held::Batch(i) => sink(k, gather(batches[i].bytes(), &p.parts, &mut scratch)),
+                Held::Batch(i) => deliver(gather(batches[i].bytes(), &p.parts, &mut scratch)),
                 // Every capture was submitted above: a second ask for one.
                 Held::Queued | Held::Own(_) => {
                     let why = format!("capture {} is collected twice", c.0);
