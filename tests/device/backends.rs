@@ -1127,7 +1127,8 @@ fn the_dense_elementwise_path_matches_the_cpu() {
     };
     let (four, narrow) = (dtypes(&[4]), dtypes(&[4, 2]));
     let mut dense = Vec::new();
-    for (x, rows) in [(8u16, 1u16), (24, 3)] {
+    // Rows longer and shorter than an invocation's 8 positions.
+    for (x, rows) in [(8u16, 1u16), (24, 3), (4, 2)] {
         for &i in &four {
             for &o in &narrow {
                 let cast = S4d4Tr::new(
@@ -1168,8 +1169,9 @@ fn the_dense_elementwise_path_matches_the_cpu() {
             }
         }
     }
-    let row_path = [
-        // Unaligned start, a gap between rows, 12 bf16 outputs (not whole vec4s).
+    let mut row_path: Vec<Record> = [
+        // Unaligned start, a gap between rows, 12 bf16 outputs (not whole
+        // vec4s), a 2-byte source.
         S4d4Tr::new(
             Opcode::CAST,
             Dtype::FP32,
@@ -1194,7 +1196,34 @@ fn the_dense_elementwise_path_matches_the_cpu() {
             t4(0x10, 12, 1),
             t4(0x1000, 12, 1),
         ),
-    ];
+        S4d4Tr::new(
+            Opcode::CAST,
+            Dtype::BFLOAT16,
+            Dtype::FP32,
+            5,
+            t4(0x10, 8, 1),
+            t4(0x1000, 8, 1),
+        ),
+    ]
+    .map(|r| r.encode())
+    .to_vec();
+    // A broadcast second source (step 0): not dense.
+    let (a, dst) = (to_3d(t4(0x30, 8, 1)), to_3d(t4(0x1800, 8, 1)));
+    let b = tpb_emu::isa::Tensor3d::new(sb(3, 0x830), [(8, 0), (1, 0), (1, 0)]);
+    row_path.push(
+        S3s3d3Tt::new(
+            Opcode::TENSOR_TENSOR_ARITH,
+            AluOp::ADD,
+            Dtype::FP32,
+            Dtype::FP32,
+            Dtype::FP32,
+            5,
+            a,
+            b,
+            dst,
+        )
+        .encode(),
+    );
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     for r in &dense {
         let text = tpb_emu::isa::text::disasm_record(r);
@@ -1206,7 +1235,7 @@ fn the_dense_elementwise_path_matches_the_cpu() {
         );
         assert_records_agree(&mut gpu_exec, &[*r], &mem, "dense path");
     }
-    for r in row_path.map(|r| r.encode()) {
+    for r in row_path {
         let key = encoded_key(&r, 64, true);
         assert_eq!(key.entry, "elementwise", "{key:?}");
         assert_records_agree(&mut gpu_exec, &[r], &mem, "row path");

@@ -205,9 +205,9 @@ fn deferred_dmas_to_dram_land_before_their_bytes_are_read() {
 }
 
 /// A capture that nothing touched afterwards brings its bytes into the
-/// host's copy of memory (the end of the run does not read them back
-/// again); one followed by a DMA that overwrites its source must not: the
-/// run ends with the DMA's bytes there, as on the CPU.
+/// host's copy of memory, so the end of the run reads nothing back; one
+/// followed by a DMA that overwrites its source, or by a record that
+/// rewrites it, must not: the run ends with their bytes there, as on the CPU.
 #[test]
 fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
     use tpb_emu::isa::enums::PoolFunc;
@@ -229,7 +229,7 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
     let dram = |id: u32, n: u16| walk(var(id, 0), [1, n as i32], [n, 128], 4);
     let dma = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
     let out = SEED_DST_OFFSET;
-    for overwrite in [false, true] {
+    for after in ["nothing", "a DMA in", "a Pool record"] {
         let mut p = Program::new(Arch::Cayman);
         p.add(Variable::input(
             "x",
@@ -244,16 +244,24 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
             seed_pool(PoolFunc::MAX_POOL, 128).encode(),
             dma(sbuf(out, 4), dram(2, 4)),
         ];
-        if overwrite {
-            records.push(dma(walk(var(1, 0), [1, 16], [4, 128], 4), sbuf(out, 4)));
+        match after {
+            "a DMA in" => records.push(dma(walk(var(1, 0), [1, 16], [4, 128], 4), sbuf(out, 4))),
+            "a Pool record" => records.push(seed_pool(PoolFunc::AVG_POOL, 128).encode()),
+            _ => {}
         }
         p.set_stream(Engine::Pool, &records);
         let cpu = run(&mut CpuExecutor::default(), &p);
         let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
         let g = run(&mut exec, &p);
-        assert!(g.variable("y") == cpu.variable("y"), "`y` differs");
+        assert!(g.variable("y") == cpu.variable("y"), "{after}: `y` differs");
         if let Some(d) = same_memory(g.memory(), cpu.memory()) {
-            panic!("overwrite {overwrite}: {d}");
+            panic!("after {after}: {d}");
+        }
+        let read_back = exec.finish_read_back();
+        match after {
+            "nothing" => assert_eq!(read_back, 0, "the capture was the last word"),
+            "a Pool record" => assert!(read_back > 0, "the AVG outputs must come back"),
+            _ => {}
         }
     }
 }

@@ -58,7 +58,8 @@ pub type Span = (u64, u64, u64);
 pub enum Command {
     /// A kernel, or a spans dispatch of [`Staged`].
     Dispatch(Dispatch),
-    /// Copy commands between memory and a DMA's own staging buffer, for
+    /// Copy commands between memory and a DMA's own staging (an upload
+    /// belt slice, or a read-back buffer: [`super::memory::Route::Own`]), for
     /// few or long spans ([`by_copies`]: a copy command moves bytes faster
     /// than a kernel, but costs more per span); up into memory, or down.
     Copy {

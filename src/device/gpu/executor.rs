@@ -46,8 +46,10 @@ pub struct GpuExecutor<'g> {
     next_capture: u64,
     /// Bytes of the captures not yet collected.
     captured_bytes: u64,
-    /// Bytes of the queued uploads' own staging buffers.
+    /// Bytes of the queued uploads' own staging (belt slices).
     own_upload_bytes: u64,
+    /// Bytes the last `finish` read back.
+    finish_read_back: u64,
     /// Ops queued and host accesses so far: a capture taken when this was
     /// what it is now holds its bytes as the run leaves them.
     touched: u64,
@@ -115,6 +117,7 @@ impl<'g> GpuExecutor<'g> {
             next_capture: 0,
             captured_bytes: 0,
             own_upload_bytes: 0,
+            finish_read_back: 0,
             touched: 0,
         })
     }
@@ -131,6 +134,12 @@ impl<'g> GpuExecutor<'g> {
     /// the other adapters' choice, and for tuning.
     pub fn set_row_per_max(&mut self, max: u32) {
         self.cx.row_per_max = max;
+    }
+
+    /// Bytes of device memory the last [`Executor::finish`] read back: what
+    /// the end of a run cost (for tests of what it can skip).
+    pub fn finish_read_back(&self) -> u64 {
+        self.finish_read_back
     }
 
     /// Overrides how Pool AVG adds ([`add_by_bits`] of the adapter by
@@ -253,9 +262,11 @@ impl Executor for GpuExecutor<'_> {
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         self.touched += 1;
         self.run_queued(mem).map_err(backend)?;
+        self.finish_read_back = 0;
         if self.gpu_holds {
             let ranges = self.newer.ranges();
             self.memory.download_ranges(mem, &ranges).map_err(backend)?;
+            self.finish_read_back = ranges.iter().map(|r| r.bytes.len() as u64).sum();
             self.gpu_holds = false;
         }
         self.newer.clear();
@@ -337,11 +348,13 @@ impl Executor for GpuExecutor<'_> {
             .capture_spans(ranges, &mut self.staged.capture_bytes)
             .map_err(backend)?;
         let bytes = spans.iter().map(|s| s.2).sum::<u64>();
-        let held = match &route {
-            Route::Own(b) => Held::Own(b.clone()),
-            Route::Batch => Held::Queued,
+        // What the capture holds until it is collected: its own buffer, or
+        // its bytes of the batch's.
+        let (held, holds) = match &route {
+            Route::Own(b) => (Held::Own(b.clone()), b.size()),
+            Route::Batch => (Held::Queued, bytes),
         };
-        self.captured_bytes += bytes;
+        self.captured_bytes += holds;
         self.captures.push(Pending {
             id,
             held,

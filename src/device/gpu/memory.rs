@@ -145,10 +145,10 @@ impl<'g> GpuMemory<'g> {
     /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
     /// a widened range stays in its partition, and the widening bytes are
     /// `mem`'s too), and the route they take: few or long spans
-    /// ([`super::batch::by_copies`]) a staging buffer of their own, their
-    /// bytes written straight into its mapping (spans from its byte 0);
-    /// others the batch's, their bytes appended to `data`
-    /// ([`super::batch::Staged`]).
+    /// ([`super::batch::by_copies`]) a slice of the upload belt of their
+    /// own, their bytes written straight into its mapping (spans from the
+    /// slice's offset in its chunk); others the batch's, their bytes
+    /// appended to `data` ([`super::batch::Staged`]).
     pub fn upload_spans(
         &self,
         mem: &DeviceMemory,
@@ -317,7 +317,9 @@ pub type Parts = Vec<std::ops::Range<usize>>;
 /// How a DMA's spans move between the host and device memory.
 #[derive(Debug)]
 pub enum Route {
-    /// Copy commands through a staging buffer of the DMA's own.
+    /// Copy commands through staging of the DMA's own: a slice of an
+    /// upload belt chunk (the spans' staging offsets point into it), or a
+    /// read-back buffer of the pool.
     Own(wgpu::Buffer),
     /// A [`super::batch::Staged`] spans dispatch through the batch's
     /// staging buffer.

@@ -17,9 +17,13 @@ use std::sync::mpsc::Receiver;
 const KEEP_BUFFERS: usize = 8;
 /// Bytes of read-back buffers kept for reuse at most.
 const KEEP_BYTES: u64 = 512 << 20;
-/// Read-back buffers are made in multiples of this many bytes, so that
-/// sizes that differ a little share buffers.
+/// Read-back buffers of at least this many bytes are made in multiples of
+/// it, so that sizes that differ a little share buffers; smaller ones are
+/// a power of two of at least [`SMALLEST`] bytes (a small DMA's capture
+/// must not hold a large buffer until it is collected).
 const GRAIN: u64 = 64 << 10;
+/// The smallest read-back buffer.
+const SMALLEST: u64 = 256;
 /// Sub-allocation unit of the upload belt: smaller uploads share a chunk,
 /// a larger one gets a chunk of its own size (kept for the next as large).
 pub const UPLOAD_CHUNK: u64 = 1 << 20;
@@ -34,7 +38,11 @@ impl ReadPool {
     /// A buffer of at least `size` bytes to copy into and map for reading:
     /// the smallest free one that is at most twice as large, or a new one.
     pub fn take(&self, gpu: &Gpu, size: u64) -> Result<wgpu::Buffer, DeviceError> {
-        let size = size.max(4).next_multiple_of(GRAIN);
+        let size = if size >= GRAIN {
+            size.next_multiple_of(GRAIN)
+        } else {
+            size.max(SMALLEST).next_power_of_two()
+        };
         {
             let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
             let best = (free.iter().enumerate())
