@@ -9,6 +9,7 @@ use crate::common;
 use crate::run_props::{random_dma, share_some_inits, with_random_variables};
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace};
+use tpb_emu::isa::control::DmaWalk;
 use tpb_emu::isa::enums::{Dtype, Engine};
 use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Record, Region};
@@ -120,6 +121,28 @@ fn one_executor_runs_program_after_program() {
     }
 }
 
+/// `n` fp32 elements from SBUF `offset` in each of the 128 partitions.
+fn sbuf(offset: u32, n: u16) -> DmaWalk {
+    // Elements from one partition to the next, for 4-byte elements.
+    let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
+    walk(
+        on_chip(Region::Sbuf.addr(0, offset)),
+        [1, part],
+        [n, 128],
+        4,
+    )
+}
+
+/// Variable `id`'s first 128 rows of `n` fp32 elements.
+fn dram(id: u32, n: u16) -> DmaWalk {
+    walk(var(id, 0), [1, n as i32], [n, 128], 4)
+}
+
+/// An fp32 DMA that increments nothing.
+fn dma(src: DmaWalk, dst: DmaWalk) -> Record {
+    dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0)
+}
+
 /// DMAs from SBUF to DRAM that the GPU backend defers (it captures their
 /// source behind the kernels: `Executor::capture`) land in DRAM before a
 /// later DMA reads their DRAM bytes, from the bytes they read even when a
@@ -158,18 +181,6 @@ fn deferred_dmas_to_dram_land_before_their_bytes_are_read() {
         &[128, 4],
         f32s(512, &mut rng),
     ));
-    // Elements from one partition to the next, for 4-byte elements.
-    let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
-    let sbuf = |offset: u32, n: u16| {
-        walk(
-            on_chip(Region::Sbuf.addr(0, offset)),
-            [1, part],
-            [n, 128],
-            4,
-        )
-    };
-    let dram = |id: u32, n: u16| walk(var(id, 0), [1, n as i32], [n, 128], 4);
-    let dma = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
     let out = SEED_DST_OFFSET;
     p.set_stream(
         Engine::Pool,
@@ -217,17 +228,6 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
     let bytes: Vec<u8> = (0..2048u32)
         .flat_map(|i| (i as f32 * 0.5 - 300.0).to_le_bytes())
         .collect();
-    let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
-    let sbuf = |offset: u32, n: u16| {
-        walk(
-            on_chip(Region::Sbuf.addr(0, offset)),
-            [1, part],
-            [n, 128],
-            4,
-        )
-    };
-    let dram = |id: u32, n: u16| walk(var(id, 0), [1, n as i32], [n, 128], 4);
-    let dma = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
     let out = SEED_DST_OFFSET;
     for after in ["nothing", "a DMA in", "a Pool record"] {
         let mut p = Program::new(Arch::Cayman);
