@@ -265,3 +265,57 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
         }
     }
 }
+
+/// A DMA of 5 MiB into SBUF goes up in two halves on two threads
+/// (`GpuMemory::upload_spans`, from 4 MiB); a Copy record on the GPU then
+/// reads every byte of it, and a DMA brings the copy back to DRAM: the
+/// output is the input, as on the CPU.
+#[test]
+fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
+    use tpb_emu::isa::{Addr4, Opcode, S4d4Tr, Tensor4d};
+    use tpb_emu::runtime::Variable;
+    let Some(gpu) = common::gpu() else { return };
+    const N: u16 = 10_240; // fp32 per partition: 5 MiB over 128
+    let bytes: Vec<u8> = (0..128 * N as u32)
+        .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())
+        .collect();
+    let mut p = Program::new(Arch::Cayman);
+    p.add(Variable::input(
+        "x",
+        1,
+        Dtype::FP32,
+        &[128, N as u64],
+        bytes.clone(),
+    ));
+    p.add(Variable::output("y", 2, Dtype::FP32, &[128, N as u64]));
+    let t4 = |off: u32| {
+        Tensor4d::new(
+            Addr4::new(Region::Sbuf, 0, off),
+            [(256, 1), (N / 256, 256), (1, 0), (1, 0)],
+        )
+    };
+    let copy = S4d4Tr::new(
+        Opcode::COPY,
+        Dtype::FP32,
+        Dtype::FP32,
+        128,
+        t4(0),
+        t4(0x10000),
+    );
+    p.set_stream(
+        Engine::Pool,
+        &[
+            dma(dram(1, N), sbuf(0, N)),
+            copy.encode(),
+            dma(sbuf(0x10000, N), dram(2, N)),
+        ],
+    );
+    let cpu = run(&mut CpuExecutor::default(), &p);
+    assert_eq!(cpu.variable("y"), Some(&bytes[..]));
+    let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    let g = run(&mut exec, &p);
+    assert!(g.variable("y") == cpu.variable("y"), "`y` differs");
+    if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+        panic!("{d}");
+    }
+}

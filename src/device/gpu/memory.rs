@@ -165,17 +165,8 @@ impl<'g> GpuMemory<'g> {
             let slice = belt.allocate(size, wgpu::BufferSize::new(4).expect("4 > 0"));
             let buffer = slice.buffer().clone();
             let offset = slice.offset();
-            {
-                let mut view = slice
-                    .get_mapped_range_mut()
-                    .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
-                let mut at = 0;
-                for &(region, lo, hi) in &spans {
-                    view.slice(at..at + hi - lo)
-                        .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
-                    at += hi - lo;
-                }
-            }
+            drop(belt);
+            fill(&buffer, offset, &spans, mem)?;
             shift(&mut copy, offset);
             return Ok((Route::Own(buffer), copy));
         }
@@ -285,6 +276,61 @@ impl<'g> GpuMemory<'g> {
             )))
         }
     }
+}
+
+/// Below this many bytes an upload is written on the calling thread.
+const PARALLEL_UPLOAD: u64 = 4 << 20;
+
+/// Writes the bytes of `spans` of `mem` back to back into the mapped
+/// `buffer` from byte `offset`: large uploads in two halves on two
+/// threads when the host has them (each half its own mapped view; a view
+/// starts at a multiple of 8 bytes).
+fn fill(
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    spans: &[(Region, usize, usize)],
+    mem: &DeviceMemory,
+) -> Result<(), DeviceError> {
+    let bytes = |s: &[(Region, usize, usize)]| s.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
+    let total: u64 = bytes(spans);
+    let write = |from: u64, part: &[(Region, usize, usize)]| -> Result<(), DeviceError> {
+        let size = bytes(part);
+        let mut view = buffer
+            .slice(offset + from..offset + from + size)
+            .get_mapped_range_mut()
+            .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
+        let mut at = 0;
+        for &(region, lo, hi) in part {
+            view.slice(at..at + hi - lo)
+                .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
+            at += hi - lo;
+        }
+        Ok(())
+    };
+    // The first span boundary past half way that a view may start at.
+    let mut at = 0u64;
+    let split = (total >= PARALLEL_UPLOAD && crate::device::cpu::host_threads() > 1)
+        .then(|| {
+            spans.iter().position(|&(_, lo, hi)| {
+                at += (hi - lo) as u64;
+                at >= total / 2 && (offset + at).is_multiple_of(8) && at < total
+            })
+        })
+        .flatten();
+    let Some(i) = split else {
+        return write(0, spans);
+    };
+    let (a, b) = spans.split_at(i + 1);
+    let from = bytes(a);
+    std::thread::scope(|sc| {
+        let other = sc.spawn(|| write(from, b));
+        let mine = write(0, a);
+        mine.and(
+            other
+                .join()
+                .unwrap_or_else(|_| Err(DeviceError::Validation("upload thread panicked".into()))),
+        )
+    })
 }
 
 /// `spans` moved `by` bytes on in their staging buffer.
