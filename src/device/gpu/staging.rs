@@ -64,7 +64,7 @@ impl ReadPool {
     }
 
     /// Keeps `buf` (unmapped) for a later [`ReadPool::take`]; the oldest
-    /// go when more than [`KEEP_BUFFERS`] or [`KEEP_BYTES`] are kept.
+    /// go when more than `KEEP_BUFFERS` buffers or `KEEP_BYTES` bytes are kept.
     pub fn give_back(&self, buf: wgpu::Buffer) {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         free.push(buf);
