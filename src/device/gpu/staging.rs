@@ -7,7 +7,10 @@
 //! the GPU has copied from them) and read-backs through a [`ReadPool`] of
 //! `MAP_READ` buffers handed back after the host has read them. Both live as
 //! long as the device memory they serve, so a machine run again and again
-//! touches the same pages.
+//! touches the same pages. The cost is memory held: the belt keeps every
+//! chunk it made (at most what was in flight at once: `pool2d` on a
+//! 1×128×720×720 map on lavapipe peaked 22 MB higher, one band's upload),
+//! the pool at most `KEEP_BUFFERS` buffers and `KEEP_BYTES` bytes.
 
 use super::context::{DeviceError, Gpu};
 use std::sync::Mutex;
