@@ -6,7 +6,7 @@
 //! compiles once.
 
 use super::batch::{Dispatch, EncodeCx};
-use super::kernels::{PipelineKey, Shader, grid};
+use super::kernels::{PipelineKey, Shader, grid, in_order};
 use super::memory::region_base;
 use crate::device::ops::copy::{Conversion, CopyOp};
 use crate::device::ops::iota::IotaOp;
@@ -110,11 +110,17 @@ fn finish(p: &mut ElemParams, walks: &[([u32; 4], [i32; 4])], cx: &EncodeCx) -> 
         .into_iter()
         .filter(|&per| per <= cx.row_per_max)
         .find(|&per| walks.iter().all(|&(n, s)| rows_of(n, s, per)));
-    p.per = rows.unwrap_or(WALK_PER);
-    p.segments = p.count.div_ceil(p.per);
+    (rows.is_some(), segment(p, rows.unwrap_or(WALK_PER), cx))
+}
+
+/// Cuts each lane's positions into segments of `per` for one invocation
+/// each; the grid.
+fn segment(p: &mut ElemParams, per: u32, cx: &EncodeCx) -> (u32, u32) {
+    p.per = per;
+    p.segments = p.count.div_ceil(per);
     let g = grid(p.channels as u64 * p.segments as u64, cx.max_x);
     p.groups_x = g.0;
-    (rows.is_some(), g)
+    g
 }
 
 /// Whether, on the row path, every segment of the dst starts 4-byte aligned
@@ -137,14 +143,7 @@ fn segments_aligned(o: &OperandParams, per: u32, align: u32) -> bool {
 /// Whether operand `o` visits its lane's elements in order (position k is
 /// element k) from a 16-byte aligned start.
 fn dense(o: &OperandParams) -> bool {
-    let mut run = 1i64;
-    for i in 0..4 {
-        if o.num[i] > 1 && o.step[i] as i64 != run {
-            return false;
-        }
-        run *= o.num[i] as i64;
-    }
-    o.base.is_multiple_of(16) && o.lane_stride.is_multiple_of(16)
+    in_order(o.num, o.step) && o.base.is_multiple_of(16) && o.lane_stride.is_multiple_of(16)
 }
 
 /// Whether `elementwise_dense` can run `p` over `sources` sources, and
@@ -179,10 +178,7 @@ fn dispatch(
         .map_or(0, |c| c.1);
     if let Some(narrow) = dense_narrow(p, sources) {
         let mut p = *p;
-        p.per = DENSE_PER;
-        p.segments = p.count / DENSE_PER;
-        let g = super::kernels::grid(p.channels as u64 * p.segments as u64, cx.max_x);
-        p.groups_x = g.0;
+        let g = segment(&mut p, DENSE_PER, cx);
         return Dispatch {
             key: dense_key(shader, &constants, narrow),
             params: bytemuck::bytes_of(&p).to_vec(),

@@ -333,6 +333,19 @@ impl<'g> Kernels<'g> {
     }
 }
 
+/// Whether a walk over `num`/`step` (elements, dim 0 fastest) visits
+/// consecutive elements: position k is element k.
+pub(crate) fn in_order(num: [u32; 4], step: [i32; 4]) -> bool {
+    let mut span = 1i64;
+    for d in 0..4 {
+        if num[d] > 1 && step[d] as i64 != span {
+            return false;
+        }
+        span *= num[d] as i64;
+    }
+    true
+}
+
 /// The 2-D grid of workgroups for `invocations`: rows of at most `max_x`
 /// workgroups (the kernel reads the row length from its parameters).
 pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {

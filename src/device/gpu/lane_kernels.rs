@@ -6,7 +6,7 @@
 //! variant compiles once; [`variants`] lists every set this module produces.
 
 use super::batch::{Dispatch, EncodeCx};
-use super::kernels::{PipelineKey, Shader, grid};
+use super::kernels::{PipelineKey, Shader, grid, in_order};
 use super::memory::region_base;
 use crate::device::ops::cross_lane::{ClrOp, Fold};
 use crate::device::ops::nonzero::NzOp;
@@ -206,14 +206,7 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
 
 /// Whether a walk visits consecutive elements (position k is element k).
 fn dense(w: &WalkParams) -> bool {
-    let mut span = 1i64;
-    for d in 0..4 {
-        if w.num[d] > 1 && w.step[d] as i64 != span {
-            return false;
-        }
-        span *= w.num[d] as i64;
-    }
-    true
+    in_order(w.num, w.step)
 }
 
 /// Whether NonzeroWithCount can take `nonzero.wgsl`'s DENSE form: both

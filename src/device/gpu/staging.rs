@@ -113,14 +113,6 @@ impl Staging {
             buf: self.buf,
         })
     }
-
-    /// Its bytes, copied out; the buffer goes back to `pool`.
-    pub fn take(self, pool: &ReadPool) -> Result<Vec<u8>, DeviceError> {
-        let mapped = self.open()?;
-        let bytes = mapped.bytes().to_vec();
-        mapped.release(pool);
-        Ok(bytes)
-    }
 }
 
 /// A read-back buffer's mapped bytes.
