@@ -162,6 +162,8 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut exec = backend.executor(staged.arch())?;
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
+    // Only DRAM (the output variables) is read after the run.
+    machine.set_dram_only(true);
     if args.json || args.timeline.is_some() {
         machine.record_timeline(args.timeline.is_some());
     }

@@ -218,6 +218,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut machine = Machine::new(staged);
     machine.set_max_records(args.max_records);
     machine.set_max_work(args.max_work);
+    // Only DRAM (the output variables) is read after the run.
+    machine.set_dram_only(true);
     if args.json || args.timeline.is_some() {
         machine.record_timeline(args.timeline.is_some());
     }

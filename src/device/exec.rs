@@ -19,6 +19,18 @@ pub struct HostRange {
     pub bytes: Range<usize>,
 }
 
+/// Bytes the host writes into SBUF or PSUM ([`Executor::host_write`]):
+/// `bytes` from byte index `at` of `region` (indices as in [`HostRange`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostWrite<'a> {
+    /// SBUF or PSUM.
+    pub region: Region,
+    /// Byte index into the region of the first byte.
+    pub at: usize,
+    /// The bytes.
+    pub bytes: &'a [u8],
+}
+
 /// A copy of device memory a backend started for the host to read later
 /// ([`Executor::capture`], [`Executor::collect`]): an id of the backend's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +95,35 @@ pub trait Executor {
         _ranges: &[HostRange],
     ) -> Result<(), BackendError> {
         Ok(())
+    }
+    /// True when the backend keeps its own copy of device memory and may
+    /// take the host's writes there ([`Executor::host_write`]).
+    fn keeps_memory(&self) -> bool {
+        false
+    }
+    /// The host is about to write every byte of `ranges`, each exactly once,
+    /// with `writes` (a DMA from DRAM, which reads no device memory), and
+    /// offers the bytes to the backend instead of `mem`. `Ok(true)`: the
+    /// backend took them in program order; `mem` is not written and is
+    /// stale there (the backend reads them back when the host next needs
+    /// them). `Ok(false)`, the default: nothing happened, and the caller
+    /// writes `mem` as for any write ([`Executor::host_access`], then
+    /// [`Executor::host_wrote`]).
+    fn host_write(
+        &mut self,
+        _mem: &DeviceMemory,
+        _ranges: &[HostRange],
+        _writes: &[HostWrite<'_>],
+    ) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+    /// Completes deferred work and reports its failures, like
+    /// [`Executor::finish`], for a caller that reads only DRAM afterwards:
+    /// `mem` may stay stale where the backend holds newer bytes, and the
+    /// backend keeps holding them (a later [`Executor::host_access`] or
+    /// `finish` still reads them back). The default finishes.
+    fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        self.finish(mem)
     }
     /// Starts a copy of `ranges` as they will be once every op queued so
     /// far has run, for the host to read later with [`Executor::collect`]

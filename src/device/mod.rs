@@ -22,7 +22,7 @@ pub mod ops;
 
 pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
-pub use exec::{BackendError, Capture, Executor, HostRange};
+pub use exec::{BackendError, Capture, Executor, HostRange, HostWrite};
 pub use memory::{DeviceMemory, MemError};
 pub use ops::{CopyOp, IotaOp, Op, PoolOp, TtOp};
 

@@ -608,6 +608,8 @@ fn run_machine(
     max_work: u64,
 ) -> Result<Machine, FrontendError> {
     m.set_max_work(max_work);
+    // Only the output variables are read.
+    m.set_dram_only(true);
     m.run(exec, &mut NoTrace)?;
     Ok(m)
 }

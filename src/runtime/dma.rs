@@ -13,7 +13,7 @@
 use super::image::DramImage;
 use super::stage::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
-use crate::device::{DeviceMemory, HostRange};
+use crate::device::{DeviceMemory, HostRange, HostWrite};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
 use crate::isa::validate::Operand;
@@ -535,6 +535,40 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut DramImage)
     } else {
         between(&q, on_chip(p.src.space, sbuf, psum), window);
     }
+}
+
+/// The rows of a DMA from DRAM into SBUF/PSUM that a backend can take
+/// instead of the host's copy of device memory
+/// ([`crate::device::Executor::host_write`]): when it converts nothing and
+/// both walks are rows of adjacent bytes, the DRAM bytes of each row and
+/// where they go. `None` for any other DMA, and when two rows would write
+/// the same byte (then the later one must win, as in [`execute`]).
+pub(crate) fn rows_into_chip<'a>(
+    p: &DmaPlan,
+    dram: &'a mut DramImage,
+) -> Option<Vec<HostWrite<'a>>> {
+    let (Space::Dram, Space::OnChip(region)) = (p.src.space, p.dst.space) else {
+        return None;
+    };
+    let (lo, hi) = p.src.dram_hull()?;
+    if p.convert.is_some() || p.src.num != p.dst.num {
+        return None;
+    }
+    let n = p.src.num[0] as usize * p.src.elem;
+    let mut dst = p.dst.contiguous_rows()?;
+    let (window, base) = dram.window(lo as u64, hi as u64);
+    let src = p.rebased(base).src.contiguous_rows()?;
+    let writes: Vec<HostWrite<'a>> = src
+        .iter()
+        .zip(&dst)
+        .map(|(&a, &b)| HostWrite {
+            region,
+            at: b,
+            bytes: &window[a..a + n],
+        })
+        .collect();
+    dst.sort_unstable();
+    dst.windows(2).all(|w| w[0] + n <= w[1]).then_some(writes)
 }
 
 /// Runs a planned DMA from SBUF/PSUM to DRAM (`p.on_chip_to_dram()`)

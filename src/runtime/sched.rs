@@ -16,7 +16,7 @@
 //! When no engine can run and some have not finished: [`RunError::Deadlock`].
 
 use super::DEFAULT_MAX_RECORDS;
-use super::dma;
+use super::dma::{self, DmaPlan};
 use super::image::DramImage;
 use super::stage::{Cond, Op, Staged, Step, To};
 use super::timeline::Timeline;
@@ -329,6 +329,9 @@ pub struct Machine {
     /// DMAs from SBUF/PSUM to DRAM whose source the backend captured and
     /// whose DRAM writes wait for [`Machine::land_deferred`], in order.
     deferred: Vec<Deferred>,
+    /// Callers read only DRAM after a run: the backend settles instead of
+    /// finishing ([`Machine::set_dram_only`]).
+    dram_only: bool,
 }
 
 /// A DMA whose host half waits on a capture of its source.
@@ -394,6 +397,7 @@ impl Machine {
             traced_block: [None; 5],
             timeline: None,
             deferred: Vec::new(),
+            dram_only: false,
         }
     }
 
@@ -413,6 +417,16 @@ impl Machine {
         self.work = 0;
         self.traced_block = [None; 5];
         self.deferred.clear();
+    }
+
+    /// With `on`, a run ends without bringing the host's copy of SBUF and
+    /// PSUM up to date from a backend that holds newer bytes
+    /// ([`Executor::settle`] instead of [`Executor::finish`]), so that
+    /// nothing crosses back that nobody reads: for callers that read only
+    /// DRAM afterwards (outputs). [`Machine::memory`] may then be stale.
+    /// Off by default.
+    pub fn set_dram_only(&mut self, on: bool) {
+        self.dram_only = on;
     }
 
     /// Sets the record budget (default [`DEFAULT_MAX_RECORDS`]).
@@ -447,7 +461,8 @@ impl Machine {
         &self.staged
     }
 
-    /// SBUF and PSUM.
+    /// SBUF and PSUM (after a run with [`Machine::set_dram_only`], the
+    /// host's copy, which may be stale).
     pub fn memory(&self) -> &DeviceMemory {
         &self.mem
     }
@@ -559,11 +574,33 @@ impl Machine {
         // Deferred DMAs land in DRAM, and deferred backend work in host
         // memory, whatever happened.
         let landed = self.land_deferred(exec);
-        let done = exec.finish(&mut self.mem);
+        let done = if self.dram_only {
+            exec.settle(&mut self.mem)
+        } else {
+            exec.finish(&mut self.mem)
+        };
         result?;
         landed?;
         done?;
         Ok(())
+    }
+
+    /// Offers a DMA from DRAM into SBUF/PSUM to a backend that keeps its
+    /// own copy of memory ([`Executor::host_write`]): its rows go there
+    /// without passing through the host's copy. True when it took them.
+    fn handed_over(
+        &mut self,
+        plan: &DmaPlan,
+        written: &[HostRange],
+        exec: &mut dyn Executor,
+    ) -> Result<bool, RunError> {
+        if !exec.keeps_memory() {
+            return Ok(false);
+        }
+        let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) else {
+            return Ok(false);
+        };
+        Ok(exec.host_write(&self.mem, written, &writes)?)
     }
 
     /// Lands every deferred DMA in DRAM, in order, from its captured source
@@ -790,6 +827,10 @@ impl Machine {
                         capture,
                         hull,
                     });
+                } else if plan.touches_on_chip()
+                    && self.handed_over(plan, &ranges[written..], exec)?
+                {
+                    // The backend took the bytes into its own copy.
                 } else if plan.touches_on_chip() {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.

@@ -239,8 +239,20 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
             bytes.clone(),
         ));
         p.add(Variable::output("y", 2, Dtype::FP32, &[128, 4]));
+        // The DMA in converts (bf16 halves of the fp32 values), so its
+        // bytes pass through the host's copy: a DMA the GPU takes straight
+        // from DRAM is read back at the end of the run (see
+        // `a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy`).
+        let bf16_in = dma_memcpy(
+            walk(var(1, 0), [1, 32], [16, 128], 2),
+            sbuf(0, 16),
+            Dtype::BFLOAT16,
+            Dtype::FP32,
+            0,
+            0,
+        );
         let mut records = vec![
-            dma(dram(1, 16), sbuf(0, 16)),
+            bf16_in,
             seed_pool(PoolFunc::MAX_POOL, 128).encode(),
             dma(sbuf(out, 4), dram(2, 4)),
         ];
@@ -266,10 +278,11 @@ fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
     }
 }
 
-/// A DMA of 5 MiB into SBUF goes up in two halves on two threads
-/// (`GpuMemory::upload_spans`, from 4 MiB); a Copy record on the GPU then
-/// reads every byte of it, and a DMA brings the copy back to DRAM: the
-/// output is the input, as on the CPU.
+/// DMAs of 5 MiB into SBUF go up in two halves on two threads (from 4 MiB):
+/// one from DRAM straight from its rows (`GpuMemory::write_spans`), one from
+/// SBUF to SBUF through the host's copy (`GpuMemory::upload_spans`). A Copy
+/// record on the GPU then reads every byte of the second, and a DMA brings
+/// the copy back to DRAM: the output is the input, as on the CPU.
 #[test]
 fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
     use tpb_emu::isa::{Addr4, Opcode, S4d4Tr, Tensor4d};
@@ -299,13 +312,14 @@ fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
         Dtype::FP32,
         Dtype::FP32,
         128,
-        t4(0),
+        t4(0x20000),
         t4(0x10000),
     );
     p.set_stream(
         Engine::Pool,
         &[
             dma(dram(1, N), sbuf(0, N)),
+            dma(sbuf(0, N), sbuf(0x20000, N)),
             copy.encode(),
             dma(sbuf(0x10000, N), dram(2, N)),
         ],
@@ -317,5 +331,142 @@ fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
     assert!(g.variable("y") == cpu.variable("y"), "`y` differs");
     if let Some(d) = same_memory(g.memory(), cpu.memory()) {
         panic!("{d}");
+    }
+}
+
+/// A DMA from DRAM into SBUF whose rows cover their bytes once goes to the
+/// GPU straight from DRAM (`Executor::host_write`), never through the
+/// host's copy of SBUF: with `set_dram_only` that copy stays zero.
+/// Without it, the end of the run reads those bytes back. DMAs that
+/// overlap themselves, convert, or write 2-byte pieces of words take the
+/// host's path, and land in its copy.
+#[test]
+fn a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy() {
+    use tpb_emu::runtime::Variable;
+    let Some(gpu) = common::gpu() else { return };
+    let bytes: Vec<u8> = (0..128 * 16u32)
+        .flat_map(|i| (i as f32 * 0.25 + 1.0).to_le_bytes())
+        .collect();
+    // Rows of 8 fp32 at element 0 and element 4 of each partition: they
+    // overlap, so the second row's first 4 elements win.
+    let overlapping = walk(on_chip(0), [1, 4], [8, 2], 4);
+    let cases: [(&str, Record, bool); 4] = [
+        ("whole rows", dma(dram(1, 16), sbuf(0, 16)), true),
+        (
+            "overlapping rows",
+            dma(walk(var(1, 0), [1, 8], [8, 2], 4), overlapping),
+            false,
+        ),
+        (
+            "fp32 to bf16",
+            dma_memcpy(
+                dram(1, 16),
+                walk(on_chip(0), [1, 1 << 17], [16, 128], 2),
+                Dtype::FP32,
+                Dtype::BFLOAT16,
+                0,
+                1,
+            ),
+            false,
+        ),
+        (
+            "2-byte pieces",
+            dma_memcpy(
+                walk(var(1, 2), [1, 8], [1, 128], 2),
+                walk(on_chip(2), [1, 1 << 17], [1, 128], 2),
+                Dtype::INT16,
+                Dtype::INT16,
+                0,
+                1,
+            ),
+            false,
+        ),
+    ];
+    for (what, record, direct) in cases {
+        let mut p = Program::new(Arch::Cayman);
+        p.add(Variable::input(
+            "x",
+            1,
+            Dtype::FP32,
+            &[128, 16],
+            bytes.clone(),
+        ));
+        p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+        // The last DMA (into PSUM) makes the capture of SBUF not the last
+        // word, which would also land in the host's copy.
+        let psum = walk(
+            on_chip(Region::Psum.addr(0, 0)),
+            [
+                1,
+                ((Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) / 4) as i32,
+            ],
+            [16, 128],
+            4,
+        );
+        p.set_stream(
+            Engine::Pool,
+            &[
+                record,
+                dma(sbuf(0, 16), dram(2, 16)),
+                dma(dram(1, 16), psum),
+            ],
+        );
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        assert!(
+            cpu.memory()
+                .region_bytes(Region::Sbuf)
+                .iter()
+                .any(|&b| b != 0),
+            "{what}: the DMA wrote nothing"
+        );
+        let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+        // The end of the run reads the GPU's bytes back.
+        let g = run(&mut exec, &p);
+        assert!(g.variable("y") == cpu.variable("y"), "{what}: `y` differs");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("{what}: {d}");
+        }
+        // Only DRAM comes back: the host's copy shows which path the DMA took.
+        let mut m = Machine::new(stage(&p).expect("stages"));
+        m.set_dram_only(true);
+        m.run(&mut exec, &mut NoTrace).expect("runs");
+        assert!(
+            m.variable("y") == cpu.variable("y"),
+            "{what}: `y` differs (DRAM only)"
+        );
+        let host = m.memory().region_bytes(Region::Sbuf);
+        if direct {
+            assert!(
+                host.iter().all(|&b| b == 0),
+                "{what}: went through the host"
+            );
+        } else {
+            assert!(
+                host == cpu.memory().region_bytes(Region::Sbuf),
+                "{what}: the host's copy lacks the DMA"
+            );
+        }
+    }
+}
+
+/// After a run that left memory on the GPU (`set_dram_only`), the same
+/// executor runs the next program from zero memory, and a run that needs
+/// memory back still gets every byte.
+#[test]
+fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    for seed in 200..212u64 {
+        let (p, _) = random_program(seed, 16);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut m = Machine::new(stage(&p).expect("stages"));
+        m.set_dram_only(seed % 2 == 0);
+        m.run(&mut exec, &mut NoTrace).expect("runs");
+        assert!(m.dram() == cpu.dram(), "seed {seed}: DRAM differs");
+        if seed % 2 == 1
+            && let Some(d) = same_memory(m.memory(), cpu.memory())
+        {
+            panic!("seed {seed}: {d}");
+        }
     }
 }

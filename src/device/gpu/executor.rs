@@ -21,7 +21,7 @@ use super::params::{add_by_bits, row_per_max, rows_max_chunks};
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::Op;
-use crate::device::{BackendError, Capture, Executor, HostRange};
+use crate::device::{BackendError, Capture, Executor, HostRange, HostWrite};
 use crate::limits::Arch;
 
 /// Runs device ops on a GPU.
@@ -329,6 +329,50 @@ impl Executor for GpuExecutor<'_> {
             }
         }
         Ok(())
+    }
+
+    fn keeps_memory(&self) -> bool {
+        true
+    }
+
+    fn host_write(
+        &mut self,
+        mem: &DeviceMemory,
+        ranges: &[HostRange],
+        writes: &[HostWrite<'_>],
+    ) -> Result<bool, BackendError> {
+        // While the host holds the truth, its copy is what goes up.
+        if !self.gpu_holds || mem.arch() != self.memory.arch() {
+            return Ok(false);
+        }
+        let Some((route, spans)) = (self.memory)
+            .write_spans(ranges, writes, &mut self.staged.upload)
+            .map_err(backend)?
+        else {
+            return Ok(false);
+        };
+        self.touched += 1;
+        // In program order behind the queued ops, and newer than the host's
+        // copy from now on.
+        for r in ranges {
+            self.newer.add_range(r);
+        }
+        if !spans.is_empty() {
+            let c = self.command(route, &spans, true);
+            self.push(c, mem).map_err(backend)?;
+        }
+        Ok(true)
+    }
+
+    fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        self.touched += 1;
+        self.run_queued(mem).map_err(backend)?;
+        self.finish_read_back = 0;
+        // Every capture was collected before the end of the run.
+        self.captures.clear();
+        self.batches.clear();
+        self.captured_bytes = 0;
+        self.kernels.gpu().wait().map_err(backend)
     }
 
     fn capture(

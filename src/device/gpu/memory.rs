@@ -6,7 +6,7 @@
 use super::batch::{Span, by_copies};
 use super::context::{DeviceError, Gpu};
 use super::staging::{ReadPool, Staging, UPLOAD_CHUNK};
-use crate::device::exec::HostRange;
+use crate::device::exec::{HostRange, HostWrite};
 use crate::device::memory::DeviceMemory;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
@@ -156,8 +156,88 @@ impl<'g> GpuMemory<'g> {
         data: &mut Vec<u8>,
     ) -> Result<(Route, Vec<Span>), DeviceError> {
         self.check_arch(mem)?;
+        let (spans, _) = self.spans(ranges);
+        let mut at = 0;
+        let pieces: Vec<Piece> = spans
+            .iter()
+            .map(|&(region, lo, hi)| {
+                at += hi - lo;
+                (at - (hi - lo), &mem.region_bytes(region)[lo..hi])
+            })
+            .collect();
+        self.stage_upload(&spans, &pieces, data)
+    }
+
+    /// The spans that copy `ranges` to the GPU, as
+    /// [`GpuMemory::upload_spans`], their bytes taken from `writes` instead
+    /// of host memory: `None` unless every range is whole words and the
+    /// writes cover the ranges, each byte once (the caller's promise; a
+    /// write outside them is refused).
+    pub fn write_spans(
+        &self,
+        ranges: &[HostRange],
+        writes: &[HostWrite<'_>],
+        data: &mut Vec<u8>,
+    ) -> Result<Option<(Route, Vec<Span>)>, DeviceError> {
+        let aligned =
+            |r: &HostRange| r.bytes.start.is_multiple_of(4) && r.bytes.end.is_multiple_of(4);
+        if !ranges.iter().all(aligned) {
+            return Ok(None);
+        }
         let (spans, total) = self.spans(ranges);
-        let mut copy = self.copy_spans(&spans);
+        // Each span with where it starts in the staging bytes, by address.
+        let mut at = 0;
+        let mut by_addr: Vec<(Region, usize, usize, usize)> = spans
+            .iter()
+            .map(|&(region, lo, hi)| {
+                at += hi - lo;
+                (region, lo, hi, at - (hi - lo))
+            })
+            .collect();
+        by_addr.sort_unstable_by_key(|&(region, lo, ..)| (region, lo));
+        let mut pieces: Vec<Piece> = Vec::with_capacity(writes.len());
+        for w in writes {
+            let (mut from, mut bytes) = (w.at, w.bytes);
+            while !bytes.is_empty() {
+                // The span holding `from` (spans never cross partitions).
+                let i = by_addr.partition_point(|&(r, lo, ..)| (r, lo) <= (w.region, from));
+                let Some(&(region, lo, hi, start)) = i.checked_sub(1).map(|i| &by_addr[i]) else {
+                    return Ok(None);
+                };
+                if region != w.region || from >= hi {
+                    return Ok(None);
+                }
+                let n = bytes.len().min(hi - from);
+                pieces.push((start + from - lo, &bytes[..n]));
+                (from, bytes) = (from + n, &bytes[n..]);
+            }
+        }
+        // The pieces must tile the staging bytes: no gap, no overlap.
+        pieces.sort_unstable_by_key(|p| p.0);
+        let mut end = 0;
+        for &(at, bytes) in &pieces {
+            if at != end {
+                return Ok(None);
+            }
+            end += bytes.len();
+        }
+        if end as u64 != total {
+            return Ok(None);
+        }
+        self.stage_upload(&spans, &pieces, data).map(Some)
+    }
+
+    /// Stages `pieces` (offsets in the bytes of `spans` laid back to back,
+    /// covering them) for the copies to `spans`: see
+    /// [`GpuMemory::upload_spans`].
+    fn stage_upload(
+        &self,
+        spans: &[(Region, usize, usize)],
+        pieces: &[Piece],
+        data: &mut Vec<u8>,
+    ) -> Result<(Route, Vec<Span>), DeviceError> {
+        let total: u64 = spans.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
+        let mut copy = self.copy_spans(spans);
         if total > 0 && by_copies(&copy) {
             // Written straight into a chunk of the upload belt.
             let mut belt = self.belt();
@@ -166,13 +246,15 @@ impl<'g> GpuMemory<'g> {
             let buffer = slice.buffer().clone();
             let offset = slice.offset();
             drop(belt);
-            fill(&buffer, offset, &spans, mem)?;
+            fill(&buffer, offset, total, pieces)?;
             shift(&mut copy, offset);
             return Ok((Route::Own(buffer), copy));
         }
-        shift(&mut copy, data.len() as u64);
-        for &(region, lo, hi) in &spans {
-            data.extend_from_slice(&mem.region_bytes(region)[lo..hi]);
+        let base = data.len();
+        shift(&mut copy, base as u64);
+        data.resize(base + total as usize, 0);
+        for &(at, bytes) in pieces {
+            data[base + at..base + at + bytes.len()].copy_from_slice(bytes);
         }
         Ok((Route::Batch, copy))
     }
@@ -281,50 +363,48 @@ impl<'g> GpuMemory<'g> {
 /// Below this many bytes an upload is written on the calling thread.
 const PARALLEL_UPLOAD: u64 = 4 << 20;
 
-/// Writes the bytes of `spans` of `mem` back to back into the mapped
-/// `buffer` from byte `offset`: large uploads in two halves on two
+/// Bytes to stage: their offset in an upload's staging bytes, and them.
+type Piece<'a> = (usize, &'a [u8]);
+
+/// Writes `pieces` (sorted by offset, covering `total` bytes) into the
+/// mapped `buffer` from byte `offset`: large uploads in two halves on two
 /// threads when the host has them (each half its own mapped view; a view
 /// starts at a multiple of 8 bytes).
 fn fill(
     buffer: &wgpu::Buffer,
     offset: u64,
-    spans: &[(Region, usize, usize)],
-    mem: &DeviceMemory,
+    total: u64,
+    pieces: &[Piece],
 ) -> Result<(), DeviceError> {
-    let bytes = |s: &[(Region, usize, usize)]| s.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
-    let total: u64 = bytes(spans);
-    let write = |from: u64, part: &[(Region, usize, usize)]| -> Result<(), DeviceError> {
-        let size = bytes(part);
+    let write = |from: usize, to: usize, part: &[Piece]| -> Result<(), DeviceError> {
         let mut view = buffer
-            .slice(offset + from..offset + from + size)
+            .slice(offset + from as u64..offset + to as u64)
             .get_mapped_range_mut()
             .map_err(|e| DeviceError::Validation(format!("get_mapped_range_mut: {e}")))?;
-        let mut at = 0;
-        for &(region, lo, hi) in part {
-            view.slice(at..at + hi - lo)
-                .copy_from_slice(&mem.region_bytes(region)[lo..hi]);
-            at += hi - lo;
+        for &(at, bytes) in part {
+            view.slice(at - from..at - from + bytes.len())
+                .copy_from_slice(bytes);
         }
         Ok(())
     };
-    // The first span boundary past half way that a view may start at.
-    let mut at = 0u64;
+    // The first piece past half way that a view may start at.
     let split = (total >= PARALLEL_UPLOAD && crate::device::cpu::host_threads() > 1)
         .then(|| {
-            spans.iter().position(|&(_, lo, hi)| {
-                at += (hi - lo) as u64;
-                at >= total / 2 && (offset + at).is_multiple_of(8) && at < total
+            pieces.iter().position(|&(at, _)| {
+                at as u64 >= total / 2 && (offset + at as u64).is_multiple_of(8)
             })
         })
-        .flatten();
+        .flatten()
+        .filter(|&i| i > 0);
+    let total = total as usize;
     let Some(i) = split else {
-        return write(0, spans);
+        return write(0, total, pieces);
     };
-    let (a, b) = spans.split_at(i + 1);
-    let from = bytes(a);
+    let (a, b) = pieces.split_at(i);
+    let from = b[0].0;
     std::thread::scope(|sc| {
-        let other = sc.spawn(|| write(from, b));
-        let mine = write(0, a);
+        let other = sc.spawn(|| write(from, total, b));
+        let mine = write(0, from, a);
         mine.and(
             other
                 .join()

@@ -52,6 +52,22 @@ impl Newer {
         *s = (s.0.min(lo), s.1.max(hi));
     }
 
+    /// The host handed the GPU the bytes of `r` without writing its own
+    /// copy: they become newer on the GPU.
+    pub fn add_range(&mut self, r: &HostRange) {
+        if r.bytes.is_empty() {
+            return;
+        }
+        let active = r.region.active_bytes(self.arch) as usize;
+        let p = r.bytes.start / active;
+        self.add(
+            r.region,
+            p,
+            r.bytes.start - p * active,
+            r.bytes.end - p * active,
+        );
+    }
+
     /// `op` is queued: the bytes it may write become newer on the GPU.
     pub fn add_op(&mut self, op: &Op) {
         let Some((dst, size)) = op.dst_walk() else {
