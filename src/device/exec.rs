@@ -118,10 +118,10 @@ pub trait Executor {
         Ok(false)
     }
     /// Completes deferred work and reports its failures, like
-    /// [`Executor::finish`], for a caller that reads only DRAM afterwards:
-    /// `mem` may stay stale where the backend holds newer bytes, and the
-    /// backend keeps holding them (a later [`Executor::host_access`] or
-    /// `finish` still reads them back). The default finishes.
+    /// [`Executor::finish`], for a caller that needs nothing of device
+    /// memory afterwards (it reads only DRAM): bytes the backend holds
+    /// newer than `mem` are dropped, not read back, so `mem` may be stale;
+    /// as after `finish`, the backend holds nothing. The default finishes.
     fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         self.finish(mem)
     }

@@ -419,12 +419,13 @@ impl Machine {
         self.deferred.clear();
     }
 
-    /// With `on`, a run ends without bringing the host's copy of SBUF and
-    /// PSUM up to date from a backend that holds newer bytes
-    /// ([`Executor::settle`] instead of [`Executor::finish`]), so that
+    /// With `on`, a run that completes ends without bringing the host's
+    /// copy of SBUF and PSUM up to date from a backend that holds newer
+    /// bytes ([`Executor::settle`] instead of [`Executor::finish`]), so that
     /// nothing crosses back that nobody reads: for callers that read only
-    /// DRAM afterwards (outputs). [`Machine::memory`] may then be stale.
-    /// Off by default.
+    /// DRAM afterwards (outputs). [`Machine::memory`] may then be stale
+    /// (until [`Machine::restart`]). A run that stops with an error still
+    /// finishes. Off by default.
     pub fn set_dram_only(&mut self, on: bool) {
         self.dram_only = on;
     }
@@ -574,7 +575,9 @@ impl Machine {
         // Deferred DMAs land in DRAM, and deferred backend work in host
         // memory, whatever happened.
         let landed = self.land_deferred(exec);
-        let done = if self.dram_only {
+        // A run that stopped early may be inspected or resumed: it gets
+        // its memory back whatever `dram_only` says.
+        let done = if self.dram_only && result.is_ok() && landed.is_ok() {
             exec.settle(&mut self.mem)
         } else {
             exec.finish(&mut self.mem)

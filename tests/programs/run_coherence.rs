@@ -449,24 +449,55 @@ fn a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy() {
     }
 }
 
-/// After a run that left memory on the GPU (`set_dram_only`), the same
-/// executor runs the next program from zero memory, and a run that needs
-/// memory back still gets every byte.
+/// A run that reads only DRAM afterwards (`set_dram_only`) drops the
+/// GPU's memory at its end (`Executor::settle`). The same executor then
+/// runs the next program, from zero memory or restarted, and Pool records
+/// on memory of the caller's own (`run_program`): each sees its own bytes,
+/// not the ones the run left on the GPU.
 #[test]
 fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
+    use tpb_emu::device::{Program as Records, run_program};
     let Some(gpu) = common::gpu() else { return };
     let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    let mut rng = fastrand::Rng::with_seed(7);
     for seed in 200..212u64 {
         let (p, _) = random_program(seed, 16);
         let cpu = run(&mut CpuExecutor::default(), &p);
         let mut m = Machine::new(stage(&p).expect("stages"));
         m.set_dram_only(seed % 2 == 0);
-        m.run(&mut exec, &mut NoTrace).expect("runs");
-        assert!(m.dram() == cpu.dram(), "seed {seed}: DRAM differs");
-        if seed % 2 == 1
-            && let Some(d) = same_memory(m.memory(), cpu.memory())
-        {
-            panic!("seed {seed}: {d}");
+        for pass in ["run", "restarted"] {
+            m.run(&mut exec, &mut NoTrace).expect("runs");
+            assert!(m.dram() == cpu.dram(), "seed {seed} {pass}: DRAM differs");
+            if seed % 2 == 1
+                && let Some(d) = same_memory(m.memory(), cpu.memory())
+            {
+                panic!("seed {seed} {pass}: {d}");
+            }
+            m.restart();
+        }
+        let pools: Vec<Record> = (0..4)
+            .map(|_| common::random_valid_pool(&mut rng, Target::pool(Arch::Cayman)).encode())
+            .collect();
+        let records = Records::from_stream(
+            &tpb_emu::isa::stream::to_bytes(&pools),
+            Target::pool(Arch::Cayman),
+        )
+        .expect("valid records");
+        let mut init = DeviceMemory::new(Arch::Cayman);
+        for (i, b) in init.region_bytes_mut(Region::Sbuf).iter_mut().enumerate() {
+            *b = (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3] & 0x3F;
+        }
+        let (mut want, mut got) = (init.clone(), init);
+        run_program(
+            &mut CpuExecutor::default(),
+            &records,
+            &mut want,
+            &mut NoTrace,
+        )
+        .expect("cpu runs");
+        run_program(&mut exec, &records, &mut got, &mut NoTrace).expect("gpu runs");
+        if let Some(d) = same_memory(&got, &want) {
+            panic!("seed {seed}, Pool records after the run: {d}");
         }
     }
 }

@@ -368,7 +368,10 @@ impl Executor for GpuExecutor<'_> {
         self.touched += 1;
         self.run_queued(mem).map_err(backend)?;
         self.finish_read_back = 0;
-        // Every capture was collected before the end of the run.
+        // The GPU's newer bytes are dropped: whatever memory comes next
+        // goes up whole, as after `finish`.
+        self.gpu_holds = false;
+        self.newer.clear();
         self.captures.clear();
         self.batches.clear();
         self.captured_bytes = 0;
