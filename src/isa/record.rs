@@ -29,12 +29,11 @@ impl fmt::Debug for Record {
 /// Lower-case hex of a byte slice.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
+    let digits: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&b| [DIGITS[(b >> 4) as usize], DIGITS[(b & 15) as usize]])
+        .collect();
+    String::from_utf8(digits).expect("hex digits are ASCII")
 }
 
 /// The header word, bytes 0..4 (SPEC §1).
@@ -173,5 +172,16 @@ impl Record {
         offs.into_iter()
             .map(|o| (o, self.0[o]))
             .find(|&(_, v)| v != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hex;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_per_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x09, 0xab, 0xf0, 0xff]), "0009abf0ff");
     }
 }

@@ -559,8 +559,13 @@ impl Json {
     /// A JSON string (quotes, backslashes and control characters escaped).
     fn str(&mut self, s: &str) {
         self.0.push(b'"');
-        let plain = |b: &u8| *b >= 0x20 && *b != b'"' && *b != b'\\';
-        if s.as_bytes().iter().all(plain) {
+        let plain = |b: u8| b >= 0x20 && b != b'"' && b != b'\\';
+        // Whole chunks at a time, without an exit per byte (so it vectorizes).
+        let all_plain = s
+            .as_bytes()
+            .chunks(32)
+            .all(|c| c.iter().fold(true, |ok, &b| ok & plain(b)));
+        if all_plain {
             self.0.extend_from_slice(s.as_bytes());
             self.0.push(b'"');
             return;
@@ -591,8 +596,10 @@ impl Json {
         self.us(s.dur);
         self.raw(",\"name\":");
         self.str(name);
-        self.raw(",\"cat\":");
-        self.str(cat);
+        // `cat` is one of this file's plain names.
+        self.raw(",\"cat\":\"");
+        self.raw(cat);
+        self.0.push(b'"');
     }
 
     /// A flow from the last cycle of `from` to the slice of track `to` that
@@ -611,11 +618,12 @@ impl Json {
             self.us(at);
             self.raw(",\"id\":");
             self.int(id);
-            self.raw(",\"name\":");
-            self.str(cat);
-            self.raw(",\"cat\":");
-            self.str(cat);
-            self.raw("}");
+            // `cat` is one of this file's plain names.
+            self.raw(",\"name\":\"");
+            self.raw(cat);
+            self.raw("\",\"cat\":\"");
+            self.raw(cat);
+            self.raw("\"}");
         }
     }
 }
@@ -626,7 +634,18 @@ mod tests {
 
     #[test]
     fn json_strings_round_trip_through_a_parser() {
-        for s in ["", "plain", "a\"b\\c", "tab\tnew\nline\u{1}", "µs ≥ 1"] {
+        // The last two: an escape only past the first 32-byte chunk.
+        let long_quote = format!("{}\"{}", "x".repeat(40), "y".repeat(30));
+        let long_control = format!("{}\u{1f}", "z".repeat(64));
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "tab\tnew\nline\u{1}",
+            "µs ≥ 1",
+            &long_quote,
+            &long_control,
+        ] {
             let mut j = Json(Vec::new());
             j.str(s);
             let back: String = serde_json::from_slice(&j.0).expect("valid JSON");
