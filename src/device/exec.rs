@@ -96,8 +96,12 @@ pub trait Executor {
     ) -> Result<(), BackendError> {
         Ok(())
     }
-    /// True when the backend keeps its own copy of device memory and may
-    /// take the host's writes there ([`Executor::host_write`]).
+    /// True when the backend keeps its own copy of device memory: the host
+    /// then says what it reads and writes ([`Executor::host_access`],
+    /// [`Executor::host_wrote`], [`Executor::host_write`],
+    /// [`Executor::capture`]). False, the default: `mem` is the only copy,
+    /// every op has taken effect in it when `execute` returns, and the host
+    /// reads and writes it freely.
     fn keeps_memory(&self) -> bool {
         false
     }

@@ -597,9 +597,6 @@ impl Machine {
         written: &[HostRange],
         exec: &mut dyn Executor,
     ) -> Result<bool, RunError> {
-        if !exec.keeps_memory() {
-            return Ok(false);
-        }
         let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) else {
             return Ok(false);
         };
@@ -811,12 +808,15 @@ impl Machine {
                 {
                     self.land_deferred(exec)?;
                 }
-                let (ranges, written) = if plan.touches_on_chip() {
+                // Only a backend with its own copy of memory is told what
+                // the host reads and writes; on the others `mem` is the truth.
+                let shared = plan.touches_on_chip() && exec.keeps_memory();
+                let (ranges, written) = if shared {
                     plan.host_ranges()
                 } else {
                     (Vec::new(), 0)
                 };
-                let capture = if plan.on_chip_to_dram() {
+                let capture = if shared && plan.on_chip_to_dram() {
                     exec.capture(&self.mem, &ranges)?
                 } else {
                     None
@@ -830,11 +830,9 @@ impl Machine {
                         capture,
                         hull,
                     });
-                } else if plan.touches_on_chip()
-                    && self.handed_over(plan, &ranges[written..], exec)?
-                {
+                } else if shared && self.handed_over(plan, &ranges[written..], exec)? {
                     // The backend took the bytes into its own copy.
-                } else if plan.touches_on_chip() {
+                } else if shared {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.
                     exec.host_access(&mut self.mem, &ranges)?;
