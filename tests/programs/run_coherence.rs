@@ -138,6 +138,22 @@ fn dram(id: u32, n: u16) -> DmaWalk {
     walk(var(id, 0), [1, n as i32], [n, 128], 4)
 }
 
+/// A program with the fp32 input `x` (id 1, 128 × 16, `bytes`) and the
+/// fp32 output `y` (id 2, 128 × `n`), and no records yet.
+fn x_to_y(bytes: &[u8], n: u64) -> Program {
+    use tpb_emu::runtime::Variable;
+    let mut p = Program::new(Arch::Cayman);
+    p.add(Variable::input(
+        "x",
+        1,
+        Dtype::FP32,
+        &[128, 16],
+        bytes.to_vec(),
+    ));
+    p.add(Variable::output("y", 2, Dtype::FP32, &[128, n]));
+    p
+}
+
 /// An fp32 DMA that increments nothing.
 fn dma(src: DmaWalk, dst: DmaWalk) -> Record {
     dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0)
@@ -223,22 +239,13 @@ fn deferred_dmas_to_dram_land_before_their_bytes_are_read() {
 fn a_capture_updates_host_memory_only_when_it_is_the_last_word() {
     use tpb_emu::isa::enums::PoolFunc;
     use tpb_emu::isa::samples::{SEED_DST_OFFSET, seed_pool};
-    use tpb_emu::runtime::Variable;
     let Some(gpu) = common::gpu() else { return };
     let bytes: Vec<u8> = (0..2048u32)
         .flat_map(|i| (i as f32 * 0.5 - 300.0).to_le_bytes())
         .collect();
     let out = SEED_DST_OFFSET;
     for after in ["nothing", "a DMA in", "a Pool record"] {
-        let mut p = Program::new(Arch::Cayman);
-        p.add(Variable::input(
-            "x",
-            1,
-            Dtype::FP32,
-            &[128, 16],
-            bytes.clone(),
-        ));
-        p.add(Variable::output("y", 2, Dtype::FP32, &[128, 4]));
+        let mut p = x_to_y(&bytes, 4);
         // The DMA in converts (bf16 halves of the fp32 values), so its
         // bytes pass through the host's copy: a DMA the GPU takes straight
         // from DRAM is read back at the end of the run (see
@@ -342,7 +349,6 @@ fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
 /// host's path, and land in its copy.
 #[test]
 fn a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy() {
-    use tpb_emu::runtime::Variable;
     let Some(gpu) = common::gpu() else { return };
     let bytes: Vec<u8> = (0..128 * 16u32)
         .flat_map(|i| (i as f32 * 0.25 + 1.0).to_le_bytes())
@@ -383,15 +389,7 @@ fn a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy() {
         ),
     ];
     for (what, record, direct) in cases {
-        let mut p = Program::new(Arch::Cayman);
-        p.add(Variable::input(
-            "x",
-            1,
-            Dtype::FP32,
-            &[128, 16],
-            bytes.clone(),
-        ));
-        p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+        let mut p = x_to_y(&bytes, 16);
         // The last DMA (into PSUM) makes the capture of SBUF not the last
         // word, which would also land in the host's copy.
         let psum = walk(

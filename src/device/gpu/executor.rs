@@ -220,6 +220,29 @@ impl<'g> GpuExecutor<'g> {
         Ok(())
     }
 
+    /// Runs what is queued and waits for it; with `read_back`, `mem` gets
+    /// the bytes the GPU holds newer (`finish`), else they are dropped
+    /// (`settle`). Either way the GPU holds nothing after: whatever memory
+    /// comes next goes up whole.
+    fn end_run(&mut self, mem: &mut DeviceMemory, read_back: bool) -> Result<(), BackendError> {
+        self.touched += 1;
+        self.run_queued(mem).map_err(backend)?;
+        self.finish_read_back = 0;
+        if self.gpu_holds && read_back {
+            let ranges = self.newer.ranges();
+            self.memory.download_ranges(mem, &ranges).map_err(backend)?;
+            self.finish_read_back = ranges.iter().map(|r| r.bytes.len() as u64).sum();
+        }
+        self.gpu_holds = false;
+        self.newer.clear();
+        self.captures.clear();
+        self.batches.clear();
+        self.captured_bytes = 0;
+        // Every submission has completed (and any failure is reported) by
+        // the time a run ends.
+        self.kernels.gpu().wait().map_err(backend)
+    }
+
     /// True when queued or run ops may have written some byte of `ranges`
     /// that the host's copy lacks.
     fn any_newer(&self, ranges: &[HostRange]) -> bool {
@@ -260,22 +283,7 @@ impl Executor for GpuExecutor<'_> {
     }
 
     fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        self.touched += 1;
-        self.run_queued(mem).map_err(backend)?;
-        self.finish_read_back = 0;
-        if self.gpu_holds {
-            let ranges = self.newer.ranges();
-            self.memory.download_ranges(mem, &ranges).map_err(backend)?;
-            self.finish_read_back = ranges.iter().map(|r| r.bytes.len() as u64).sum();
-            self.gpu_holds = false;
-        }
-        self.newer.clear();
-        self.captures.clear();
-        self.batches.clear();
-        self.captured_bytes = 0;
-        // Every submission has completed (and any failure is reported) by
-        // the time a run ends.
-        self.kernels.gpu().wait().map_err(backend)
+        self.end_run(mem, true)
     }
 
     fn host_zeroed(&mut self, mem: &DeviceMemory) -> Result<(), BackendError> {
@@ -365,17 +373,7 @@ impl Executor for GpuExecutor<'_> {
     }
 
     fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        self.touched += 1;
-        self.run_queued(mem).map_err(backend)?;
-        self.finish_read_back = 0;
-        // The GPU's newer bytes are dropped: whatever memory comes next
-        // goes up whole, as after `finish`.
-        self.gpu_holds = false;
-        self.newer.clear();
-        self.captures.clear();
-        self.batches.clear();
-        self.captured_bytes = 0;
-        self.kernels.gpu().wait().map_err(backend)
+        self.end_run(mem, false)
     }
 
     fn capture(
