@@ -26,6 +26,7 @@ use crate::isa::enums::Engine;
 use crate::isa::text::disasm_record;
 use crate::limits::{NUM_EVENTS, NUM_SEMAPHORES};
 use serde::Serialize;
+use std::fmt::Write as _;
 
 /// Virtual time, in cycles of the cost model's clock ([`cost::CYCLES_PER_US`]).
 pub type Cycles = u64;
@@ -421,6 +422,8 @@ impl Timeline {
             j.raw("}}");
         }
         let mut flow = 0u64;
+        // Text made for one event, reused.
+        let mut text = String::new();
         for s in &self.slices {
             match s.kind {
                 SliceKind::Record { index } => {
@@ -450,11 +453,17 @@ impl Timeline {
                     let Track::Engine(e) = s.track else { continue };
                     let offset = staged.steps[e as usize][index].offset;
                     let by = released_by.and_then(|i| self.slices.get(i));
-                    j.slice(s, &format!("wait {wait}"), "wait");
+                    text.clear();
+                    let _ = write!(text, "wait {wait}");
+                    j.slice(s, &text, "wait");
                     j.raw(",\"args\":{\"offset\":");
                     j.int(offset as u64);
                     j.raw(",\"released_by\":");
-                    j.str(&by.map_or_else(String::new, |b| self.describe(staged, b)));
+                    text.clear();
+                    if let Some(b) = by {
+                        self.describe(staged, b, &mut text);
+                    }
+                    j.str(&text);
                     j.raw(",\"cycles\":");
                     j.int(s.dur);
                     j.raw("}}");
@@ -481,7 +490,9 @@ impl Timeline {
                     j.int(bytes);
                     if let Op::Dma(p) = &step.op {
                         j.raw(",\"transfer\":");
-                        j.str(&p.to_string());
+                        text.clear();
+                        let _ = write!(text, "{p}");
+                        j.str(&text);
                     }
                     j.raw(",\"cycles\":");
                     j.int(s.dur);
@@ -496,20 +507,22 @@ impl Timeline {
         j.raw("\n]}\n");
     }
 
-    /// `sp DMA_MEMCPY at 0 (transfer)`: what a releasing slice is.
-    fn describe(&self, staged: &Staged, s: &Slice) -> String {
+    /// `sp DMA_MEMCPY at 0 (DMA transfer)`: what a releasing slice is,
+    /// appended to `out`.
+    fn describe(&self, staged: &Staged, s: &Slice, out: &mut String) {
         let (e, index, what) = match (s.track, s.kind) {
             (Track::Engine(e), SliceKind::Record { index }) => (e, index, ""),
             (Track::Dma(e), SliceKind::Dma { index, .. }) => (e, index, " (DMA transfer)"),
-            _ => return String::new(),
+            _ => return,
         };
         let step = &staged.steps[e as usize][index];
-        format!(
+        let _ = write!(
+            out,
             "{} {} at {}{what}",
             e.name(),
             step.record.opcode(),
             step.offset
-        )
+        );
     }
 }
 
