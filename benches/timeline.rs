@@ -8,8 +8,9 @@
 //! 2. with the totals-only recorder (`run` always attaches one for `--json`'s
 //!    `engines`);
 //! 3. with the full recorder (every slice kept), no JSON;
-//! 4. the same, then the JSON written to memory (`--timeline`: slices,
-//!    disassembly, flows).
+//! 4. the same, then the JSON made as `--timeline` makes it (slices,
+//!    disassembly, flows), in pieces of `JSON_PIECE` bytes handed to a
+//!    writer that counts them (no file).
 //!
 //! Times are medians. The overhead of each row is given over the run alone
 //! and over staging + run (what `tpb-emu run` does before writing its
@@ -95,6 +96,19 @@ enum Recorder {
     Json,
 }
 
+/// A writer that keeps only the number of bytes written.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += std::hint::black_box(buf).len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Runs `staged` with `recorder`; the JSON's length, or the records run.
 fn run(staged: &Arc<Staged>, recorder: Recorder) -> usize {
     let mut m = Machine::new(Arc::clone(staged));
@@ -104,7 +118,12 @@ fn run(staged: &Arc<Staged>, recorder: Recorder) -> usize {
     m.run(&mut CpuExecutor::default(), &mut NoTrace)
         .expect("runs");
     match (recorder, m.timeline()) {
-        (Recorder::Json, Some(t)) => t.to_json(m.staged()).len(),
+        (Recorder::Json, Some(t)) => {
+            // As `run --timeline` writes it, in pieces (here counted, not kept).
+            let mut bytes = Counted(0);
+            t.write_json(m.staged(), &mut bytes).expect("counts");
+            bytes.0
+        }
         _ => m.total_executed() as usize,
     }
 }

@@ -579,6 +579,17 @@ impl Outputs {
     /// [`Outputs::write`] of the concatenation of `parts` (e.g. a header and
     /// a large array, without joining them in memory first).
     pub fn write_parts(&mut self, path: &Path, parts: &[&[u8]]) -> Result<(), FileError> {
+        self.write_with(path, &mut |w| parts.iter().try_for_each(|p| w.write_all(p)))
+    }
+
+    /// [`Outputs::write`] of the bytes `write` writes (a document made as it
+    /// is written, never held whole in memory). If `write` fails, nothing
+    /// is left behind for `path`.
+    pub fn write_with(
+        &mut self,
+        path: &Path,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), FileError> {
         let io = |source| FileError::Io {
             path: path.to_owned(),
             source,
@@ -614,10 +625,7 @@ impl Outputs {
             {
                 Ok(mut f) => {
                     use std::io::Write;
-                    let done = parts
-                        .iter()
-                        .try_for_each(|p| f.write_all(p))
-                        .and_then(|()| f.flush());
+                    let done = write(&mut f).and_then(|()| f.flush());
                     if let Err(e) = done {
                         let _ = std::fs::remove_file(&tmp);
                         return Err(io(e));

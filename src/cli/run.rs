@@ -161,7 +161,7 @@ pub fn write_timeline(
     outs: &mut Outputs,
 ) -> Result<(), CliError> {
     if let (Some(path), Some(t)) = (path, machine.timeline()) {
-        outs.write(path, &t.to_json(machine.staged()))?;
+        outs.write_with(path, &mut |w| t.write_json(machine.staged(), w))?;
     }
     Ok(())
 }

@@ -121,6 +121,10 @@ pub(crate) fn record_cycles(step: &Step) -> Cycles {
 /// and the file says how many were dropped.
 pub const MAX_SLICES: usize = 4_000_000;
 
+/// About how many bytes of JSON [`Timeline::write_json`] makes before it
+/// writes them out.
+pub const JSON_PIECE: usize = 1 << 20;
+
 /// Where a slice is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Track {
@@ -368,14 +372,31 @@ impl Timeline {
     /// program the timeline was recorded from (it gives each record's
     /// disassembly and byte offset).
     pub fn to_json(&self, staged: &Staged) -> Vec<u8> {
-        let mut j = Json(Vec::with_capacity(1024 + self.slices.len() * 320));
-        self.write_json(staged, &mut j);
-        j.0
+        let mut out = Vec::with_capacity(1024 + self.slices.len() * 320);
+        self.write_json(staged, &mut out)
+            .expect("writing into a Vec cannot fail");
+        out
     }
 
-    fn write_json(&self, staged: &Staged, j: &mut Json) {
-        // Where each record's escaped disassembly was first written, so a
-        // record that runs again (a loop) copies it instead of making it again.
+    /// [`Timeline::to_json`]'s document written to `out` as it is made, a
+    /// piece of about [`JSON_PIECE`] bytes at a time: the memory it takes
+    /// does not grow with the timeline (`run --timeline` writes its file
+    /// this way).
+    pub fn write_json(&self, staged: &Staged, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.write_json_in(staged, out, JSON_PIECE)
+    }
+
+    /// [`Timeline::write_json`] in pieces of `piece` bytes or a little more.
+    fn write_json_in(
+        &self,
+        staged: &Staged,
+        out: &mut dyn std::io::Write,
+        piece: usize,
+    ) -> std::io::Result<()> {
+        let mut j = Json(Vec::with_capacity(piece + 4096));
+        // Each record's escaped disassembly, made once: a record that runs
+        // again (a loop) copies it from here. `(start, end)` in `made`.
+        let mut made = Json(Vec::new());
         let mut disasm: [Vec<(usize, usize)>; 5] =
             std::array::from_fn(|e| vec![(0, 0); staged.steps[e].len()]);
         j.raw(
@@ -425,6 +446,10 @@ impl Timeline {
         // Text made for one event, reused.
         let mut text = String::new();
         for s in &self.slices {
+            if j.0.len() >= piece {
+                out.write_all(&j.0)?;
+                j.0.clear();
+            }
             match s.kind {
                 SliceKind::Record { index } => {
                     let Track::Engine(e) = s.track else { continue };
@@ -434,13 +459,12 @@ impl Timeline {
                     j.int(step.offset as u64);
                     j.raw(",\"disasm\":");
                     let at = &mut disasm[e as usize][index];
-                    if at.1 > at.0 {
-                        j.0.extend_from_within(at.0..at.1);
-                    } else {
-                        let start = j.0.len();
-                        j.str(&disasm_record(&step.record));
-                        *at = (start, j.0.len());
+                    if at.1 == at.0 {
+                        let start = made.0.len();
+                        made.str(&disasm_record(&step.record));
+                        *at = (start, made.0.len());
                     }
+                    j.0.extend_from_slice(&made.0[at.0..at.1]);
                     j.raw(",\"cycles\":");
                     j.int(s.dur);
                     j.raw("}}");
@@ -505,6 +529,7 @@ impl Timeline {
             }
         }
         j.raw("\n]}\n");
+        out.write_all(&j.0)
     }
 
     /// `sp DMA_MEMCPY at 0 (DMA transfer)`: what a releasing slice is,

@@ -326,6 +326,43 @@ fn example_shows_pool_waiting_for_sp_dma_and_act_for_pool() {
     assert_eq!(t[Engine::Pe as usize], Default::default());
 }
 
+/// `write_json` hands its writer pieces of about `JSON_PIECE` bytes, never
+/// the whole document, and the pieces are `to_json`'s bytes: here a loop of
+/// 5,000 turns (its records' disassembly copied from the first turn).
+#[test]
+fn the_json_is_written_in_pieces() {
+    use tpb_emu::runtime::timeline::JSON_PIECE;
+    struct Pieces(Vec<Vec<u8>>);
+    impl std::io::Write for Pieces {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut p = Program::new(Arch::Cayman);
+    p.set_stream(
+        Engine::Dve,
+        &[
+            mov32(0, 5_000),
+            ctrl_al(tpb_emu::isa::control::alu::SUB, 0, 0, 1),
+            compare_branch(cmp::GTIMM, 0, 0, BranchTarget::Rel(-64)),
+        ],
+    );
+    let (m, json) = run_timeline(&p);
+    assert!(json.len() > 2 * JSON_PIECE, "only {} bytes", json.len());
+    let mut out = Pieces(Vec::new());
+    let t = m.timeline().expect("attached");
+    t.write_json(m.staged(), &mut out).expect("writes");
+    assert!(out.0.len() >= 3, "{} pieces", out.0.len());
+    // One event at most past the piece size.
+    assert!(out.0.iter().all(|b| b.len() < JSON_PIECE + 4096));
+    assert!(out.0.concat() == json, "the pieces differ from to_json");
+    assert_eq!(of_cat(&events(&json), "record").len(), 1 + 2 * 5_000);
+}
+
 #[test]
 fn same_program_same_file() {
     for p in [example(), looping()] {
