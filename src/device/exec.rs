@@ -105,14 +105,15 @@ pub trait Executor {
     fn keeps_memory(&self) -> bool {
         false
     }
-    /// The host is about to write every byte of `ranges`, each exactly once,
-    /// with `writes` (a DMA from DRAM, which reads no device memory), and
-    /// offers the bytes to the backend instead of `mem`. `Ok(true)`: the
-    /// backend took them in program order; `mem` is not written and is
-    /// stale there (the backend reads them back when the host next needs
-    /// them). `Ok(false)`, the default: nothing happened, and the caller
-    /// writes `mem` as for any write ([`Executor::host_access`], then
-    /// [`Executor::host_wrote`]).
+    /// The host is about to write `writes` into `ranges` (a DMA from DRAM,
+    /// which reads no device memory) and offers the bytes to the backend
+    /// instead of `mem`. A backend takes them only when they cover every
+    /// byte of `ranges` exactly once (no gap, no overlap: then their order
+    /// does not matter). `Ok(true)`: the backend took them in program
+    /// order; `mem` is not written and is stale there (the backend reads
+    /// them back when the host next needs them). `Ok(false)`, the default:
+    /// nothing happened, and the caller writes `mem` as for any write
+    /// ([`Executor::host_access`], then [`Executor::host_wrote`]).
     fn host_write(
         &mut self,
         _mem: &DeviceMemory,

@@ -594,6 +594,15 @@ impl Json {
         ]);
     }
 
+    /// A JSON string that needs no escape: one of this file's fixed names
+    /// (`record`, `wait`, `issue`, …).
+    fn plain(&mut self, s: &str) {
+        debug_assert!(!s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\'));
+        self.0.push(b'"');
+        self.raw(s);
+        self.0.push(b'"');
+    }
+
     /// A JSON string (quotes, backslashes and control characters escaped).
     fn str(&mut self, s: &str) {
         self.0.push(b'"');
@@ -634,10 +643,8 @@ impl Json {
         self.us(s.dur);
         self.raw(",\"name\":");
         self.str(name);
-        // `cat` is one of this file's plain names.
-        self.raw(",\"cat\":\"");
-        self.raw(cat);
-        self.0.push(b'"');
+        self.raw(",\"cat\":");
+        self.plain(cat);
     }
 
     /// A flow from the last cycle of `from` to the slice of track `to` that
@@ -656,12 +663,11 @@ impl Json {
             self.us(at);
             self.raw(",\"id\":");
             self.int(id);
-            // `cat` is one of this file's plain names.
-            self.raw(",\"name\":\"");
-            self.raw(cat);
-            self.raw("\",\"cat\":\"");
-            self.raw(cat);
-            self.raw("\"}");
+            self.raw(",\"name\":");
+            self.plain(cat);
+            self.raw(",\"cat\":");
+            self.plain(cat);
+            self.raw("}");
         }
     }
 }

@@ -156,23 +156,21 @@ impl<'g> GpuMemory<'g> {
         data: &mut Vec<u8>,
     ) -> Result<(Route, Vec<Span>), DeviceError> {
         self.check_arch(mem)?;
-        let (spans, _) = self.spans(ranges);
-        let mut at = 0;
+        let (spans, total) = self.spans(ranges);
+        let copy = self.copy_spans(&spans);
         let pieces: Vec<Piece> = spans
             .iter()
-            .map(|&(region, lo, hi)| {
-                at += hi - lo;
-                (at - (hi - lo), &mem.region_bytes(region)[lo..hi])
-            })
+            .zip(&copy)
+            .map(|(&(region, lo, hi), c)| (c.1 as usize, &mem.region_bytes(region)[lo..hi]))
             .collect();
-        self.stage_upload(&spans, &pieces, data)
+        self.stage_upload(copy, total, &pieces, data)
     }
 
     /// The spans that copy `ranges` to the GPU, as
     /// [`GpuMemory::upload_spans`], their bytes taken from `writes` instead
     /// of host memory: `None` unless every range is whole words and the
-    /// writes cover the ranges, each byte once (the caller's promise; a
-    /// write outside them is refused).
+    /// writes cover the ranges, each byte once (no gap, no overlap, nothing
+    /// outside them).
     pub fn write_spans(
         &self,
         ranges: &[HostRange],
@@ -185,14 +183,12 @@ impl<'g> GpuMemory<'g> {
             return Ok(None);
         }
         let (spans, total) = self.spans(ranges);
+        let copy = self.copy_spans(&spans);
         // Each span with where it starts in the staging bytes, by address.
-        let mut at = 0;
         let mut by_addr: Vec<(Region, usize, usize, usize)> = spans
             .iter()
-            .map(|&(region, lo, hi)| {
-                at += hi - lo;
-                (region, lo, hi, at - (hi - lo))
-            })
+            .zip(&copy)
+            .map(|(&(region, lo, hi), c)| (region, lo, hi, c.1 as usize))
             .collect();
         by_addr.sort_unstable_by_key(|&(region, lo, ..)| (region, lo));
         let mut pieces: Vec<Piece> = Vec::with_capacity(writes.len());
@@ -224,20 +220,19 @@ impl<'g> GpuMemory<'g> {
         if end as u64 != total {
             return Ok(None);
         }
-        self.stage_upload(&spans, &pieces, data).map(Some)
+        self.stage_upload(copy, total, &pieces, data).map(Some)
     }
 
-    /// Stages `pieces` (offsets in the bytes of `spans` laid back to back,
-    /// covering them) for the copies to `spans`: see
+    /// Stages `pieces` (offsets in the `total` staging bytes of the copies
+    /// `copy`, which they cover in order) for those copies: see
     /// [`GpuMemory::upload_spans`].
     fn stage_upload(
         &self,
-        spans: &[(Region, usize, usize)],
+        mut copy: Vec<Span>,
+        total: u64,
         pieces: &[Piece],
         data: &mut Vec<u8>,
     ) -> Result<(Route, Vec<Span>), DeviceError> {
-        let total: u64 = spans.iter().map(|&(_, lo, hi)| (hi - lo) as u64).sum();
-        let mut copy = self.copy_spans(spans);
         if total > 0 && by_copies(&copy) {
             // Written straight into a chunk of the upload belt.
             let mut belt = self.belt();
