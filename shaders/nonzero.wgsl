@@ -12,7 +12,8 @@ override FLOAT_IN: bool = false;
 // When the src walk visits consecutive words (position k at byte 4k of the
 // lane's start, 16-byte aligned) and the dst walk consecutive words too,
 // and T is a multiple of 4: chunks of whole vec4s, read as vec4s, and
-// addresses from the position alone (no coordinates).
+// addresses from the position alone (no coordinates); the second pass and
+// the padding store whole vec4s where a chunk owns all four words.
 override DENSE: bool = false;
 
 // Mirrors `NzParams` in src/device/gpu/lane_kernels.rs.
@@ -27,7 +28,7 @@ struct Params {
 
 @group(0) @binding(1) var<uniform> params: Params;
 
-var<workgroup> counts: array<u32, 64>;
+var<workgroup> counts: array<vec4<u32>, 16>;
 
 // EC-56: a bit-level zero test (FP32 ±0 is zero; NaN and subnormals are not).
 fn is_nonzero(x: u32) -> bool {
@@ -38,19 +39,103 @@ fn is_nonzero(x: u32) -> bool {
 }
 
 // After the barrier: the nonzeros of the chunks before chunk `li`, and of all.
+// The counts are read a vec4 at a time: a loop of 64 scalar reads per
+// invocation cost llvmpipe as much as a pass over the chunk.
 fn counts_to(li: u32) -> vec2<u32> {
-    var before = 0u;
-    var total = 0u;
-    for (var i = 0u; i < 64u; i++) {
+    var before = vec4<u32>(0u);
+    var total = vec4<u32>(0u);
+    let q = li >> 2u;
+    for (var i = 0u; i < 16u; i++) {
         let c = counts[i];
-        before += select(0u, c, i < li);
+        before += select(vec4<u32>(0u), c, i < q);
         total += c;
     }
-    return vec2<u32>(before, total);
+    let b = before + first_lanes(li & 3u, counts[q], vec4<u32>(0u));
+    return vec2<u32>(b.x + b.y + b.z + b.w, total.x + total.y + total.z + total.w);
 }
 
 fn nz(x: u32) -> u32 {
     return select(0u, 1u, is_nonzero(x));
+}
+
+// COMPACT: for each mask m (bit i: position i of a quad is nonzero), the
+// positions (0..3) of its set bits in increasing order, two bits each, in
+// byte m & 3 of word m >> 2 — a vector, not an array, so that indexing it
+// stays in registers.
+const COMPACT = vec4<u32>(0x04010000u, 0x24090802u, 0x340D0C03u, 0xE439380Eu);
+
+// The entry of mask m.
+fn compact(m: u32) -> u32 {
+    return (COMPACT[m >> 2u] >> (8u * (m & 3u))) & 0xFFu;
+}
+const LANE = vec4<u32>(0u, 1u, 2u, 3u);
+
+// The j-th (j = lanes of `at`) nonzero position of the quad at position k
+// whose COMPACT entry is `c`.
+fn nth(k: u32, c: u32, at: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(k) + ((vec4<u32>(c) >> ((2u * at) & vec4<u32>(31u))) & vec4<u32>(3u));
+}
+
+// Lanes below `c` from `a`, the rest from `b` (per component: a select of
+// integer vectors by a vector condition has no GLSL before 4.50).
+fn first_lanes(c: u32, a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(select(b.x, a.x, 0u < c), select(b.y, a.y, 1u < c),
+                     select(b.z, a.z, 2u < c), select(b.w, a.w, 3u < c));
+}
+
+// Lanes [lo, hi) of `v` to words 4·vb + lane, a word at a time (constant
+// component indices keep `v` in registers).
+fn store_lanes(vb: u32, v: vec4<u32>, lo: u32, hi: u32) {
+    let w = 4u * vb;
+    if lo <= 0u && 0u < hi {
+        atomicStore(&mem[w], v.x);
+    }
+    if lo <= 1u && 1u < hi {
+        atomicStore(&mem[w + 1u], v.y);
+    }
+    if lo <= 2u && 2u < hi {
+        atomicStore(&mem[w + 2u], v.z);
+    }
+    if lo <= 3u && 3u < hi {
+        atomicStore(&mem[w + 3u], v.w);
+    }
+}
+
+// The dense second pass for a chunk with zeros: its nonzeros' positions go
+// to words d0.. in order. The positions are gathered four at a time in
+// `pend` (its first `c` lanes valid, word `4 * vb` onward) and stored as a
+// whole vec4 once four are there; no branch per element, so software
+// rasterizers run it as vector code. The words of the first vec4 before d0
+// are the chunk before's, so that vec4 is stored a word at a time.
+fn compact_dense(p: Params, sv: u32, a: u32, quads: u32, d0: u32) {
+    var vb = d0 >> 2u;
+    var lo = d0 & 3u;
+    var c = lo;
+    var pend = vec4<u32>(0u);
+    for (var q = 0u; q < quads; q++) {
+        let v = memv[sv + q];
+        let m = nz(v.x) | (nz(v.y) << 1u) | (nz(v.z) << 2u) | (nz(v.w) << 3u);
+        let cm = compact(m);
+        let k = a + 4u * q + p.index_offset;
+        let cv = vec4<u32>(c);
+        let o = first_lanes(c, pend, nth(k, cm, LANE - cv));
+        let full = c + countOneBits(m);
+        if full >= 4u {
+            if lo == 0u {
+                memv[vb] = o;
+            } else {
+                store_lanes(vb, o, lo, 4u);
+                lo = 0u;
+            }
+            vb += 1u;
+            pend = nth(k, cm, LANE + vec4<u32>(4u) - cv);
+            c = full - 4u;
+        } else {
+            pend = o;
+            c = full;
+        }
+    }
+    store_lanes(vb, pend, lo, c);
 }
 
 // The dense form of `nonzero` (see DENSE): the same chunks, positions and
@@ -67,39 +152,38 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
         let v = memv[sv + q];
         n += nz(v.x) + nz(v.y) + nz(v.z) + nz(v.w);
     }
-    counts[li] = n;
+    counts[li >> 2u][li & 3u] = n;
     workgroupBarrier();
     let sums = counts_to(li);
     let before = sums.x;
     let total = sums.y;
-    // Positions before..before+n get this chunk's nonzeros.
     let dw = (p.dst.base + lane * p.dst.lane_stride) >> 2u;
-    var d = dw + before;
-    for (var q = 0u; q < quads; q++) {
-        let v = memv[sv + q];
-        let k = a + 4u * q + p.index_offset;
-        if is_nonzero(v.x) {
-            atomicStore(&mem[d], k);
-            d += 1u;
+    let d0 = dw + before;
+    if n == 4u * quads && (d0 & 3u) == 0u {
+        // Every position of the chunk is nonzero: its positions a.. go to
+        // before.. unchanged, as whole vec4s, with no second read.
+        let k0 = a + p.index_offset;
+        for (var q = 0u; q < quads; q++) {
+            let k = k0 + 4u * q;
+            memv[(d0 >> 2u) + q] = vec4<u32>(k, k + 1u, k + 2u, k + 3u);
         }
-        if is_nonzero(v.y) {
-            atomicStore(&mem[d], k + 1u);
-            d += 1u;
-        }
-        if is_nonzero(v.z) {
-            atomicStore(&mem[d], k + 2u);
-            d += 1u;
-        }
-        if is_nonzero(v.w) {
-            atomicStore(&mem[d], k + 3u);
-            d += 1u;
-        }
+    } else if n != 0u {
+        compact_dense(p, sv, a, quads, d0);
     }
-    // Padding: the positions of [a, b) at or past N.
-    let pa = max(a, total);
-    let np = opaque(max(b, pa) - pa, z);
-    for (var j = 0u; j < np; j++) {
-        atomicStore(&mem[dw + pa + j], p.padding);
+    // Padding: the positions of [a, b) at or past N; the whole vec4s among
+    // them (which no other invocation touches) in one store each.
+    let e = dw + max(b, max(a, total));
+    var j = opaque(dw + max(a, total), z);
+    let head = min(e, (j + 3u) & ~3u);
+    for (; j < head; j++) {
+        atomicStore(&mem[j], p.padding);
+    }
+    let pad4 = vec4<u32>(p.padding);
+    for (; j + 4u <= e; j += 4u) {
+        memv[j >> 2u] = pad4;
+    }
+    for (; j < e; j++) {
+        atomicStore(&mem[j], p.padding);
     }
     if li == 0u {
         atomicStore(&mem[dw + t], total);
@@ -125,7 +209,7 @@ fn nonzero(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
         n += select(0u, 1u, is_nonzero(load_raw(walk_byte(p.src, lane, c), 4u)));
         c = advance(c, p.src.num, 1u);
     }
-    counts[li] = n;
+    counts[li >> 2u][li & 3u] = n;
     workgroupBarrier();
     let sums = counts_to(li);
     let before = sums.x;

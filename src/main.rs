@@ -118,6 +118,10 @@ enum BenchCommand {
         /// software adapter, 1 on hardware), to compare the choices on one adapter.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"]).map(|s| s.parse::<u32>().expect("listed")))]
         rows_runs: Option<u32>,
+        /// The fraction of the sources' 4-byte words left nonzero, 0 to 1 (default 1: random
+        /// bytes, next to no zero word). NonzeroWithCount's speed depends on it.
+        #[arg(long, default_value_t = 1.0)]
+        nonzero_fraction: f64,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -391,6 +395,7 @@ fn run(args: Args) -> Result<(), CliError> {
             repeat,
             records,
             rows_runs,
+            nonzero_fraction,
             json,
         }) => {
             let args = cli::bench::BenchArgs {
@@ -399,6 +404,7 @@ fn run(args: Args) -> Result<(), CliError> {
                 repeat,
                 small_records: records,
                 rows_runs,
+                nonzero_fraction,
                 json,
             };
             cli::bench::run(&args, &mut out).map(|_| ())

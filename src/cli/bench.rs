@@ -55,6 +55,10 @@ pub struct BenchArgs {
     pub small_records: u32,
     /// GPU: runs per `pool_rows` invocation instead of the adapter's default.
     pub rows_runs: Option<u32>,
+    /// The fraction of the sources' 4-byte words left nonzero (1: all the
+    /// random bytes). NonzeroWithCount's speed depends on it, as its second
+    /// pass compacts.
+    pub nonzero_fraction: f64,
     /// One JSON object instead of the table.
     pub json: bool,
 }
@@ -287,6 +291,12 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
             max_lane
         )));
     }
+    if !(0.0..=1.0).contains(&args.nonzero_fraction) {
+        return Err(CliError::BadInput(format!(
+            "--nonzero-fraction {}: must be between 0 and 1",
+            args.nonzero_fraction
+        )));
+    }
     let backend = Backend::open(args.backend)?;
     let records = [
         large_record(PoolFunc::MAX_POOL, lane_bytes),
@@ -303,13 +313,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
         .map(|i| op_of(&small_record(i), arch))
         .collect::<Result<_, _>>()?;
     let mut mem = DeviceMemory::new(arch);
-    let mut seed = 0x2545_F491u32;
-    for b in mem.region_bytes_mut(Region::Sbuf).iter_mut() {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        *b = seed as u8;
-    }
+    fill_sources(&mut mem, args.nonzero_fraction);
     if args.rows_runs.is_some() && matches!(backend, Backend::Cpu) {
         return Err(CliError::BadInput(
             "--rows-runs applies to the GPU backend; this run uses the CPU backend".into(),
@@ -325,6 +329,30 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
     };
     print(&report, args.json, out)?;
     Ok(report)
+}
+
+/// SBUF as the benchmark's sources: random bytes, then each 4-byte word
+/// zeroed with probability 1 − `nonzero_fraction` (xorshift32, fixed seed).
+fn fill_sources(mem: &mut DeviceMemory, nonzero_fraction: f64) {
+    let mut seed = 0x2545_F491u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let sbuf = mem.region_bytes_mut(Region::Sbuf);
+    for b in sbuf.iter_mut() {
+        *b = next() as u8;
+    }
+    if nonzero_fraction < 1.0 {
+        let keep = (nonzero_fraction * 2f64.powi(32)) as u64;
+        for w in sbuf.chunks_exact_mut(4) {
+            if u64::from(next()) >= keep {
+                w.fill(0);
+            }
+        }
+    }
 }
 
 fn bench_cpu(
@@ -522,4 +550,26 @@ fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
         r.kernels_over_copy[4]
     )
     .map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The share of SBUF's 4-byte words that are zero after `fill_sources`.
+    fn zero_share(fraction: f64) -> f64 {
+        let mut mem = DeviceMemory::new(Arch::Cayman);
+        fill_sources(&mut mem, fraction);
+        let words = mem.region_bytes_mut(Region::Sbuf).chunks_exact(4);
+        let n = words.len() as f64;
+        words.filter(|w| w == &[0; 4]).count() as f64 / n
+    }
+
+    #[test]
+    fn the_sources_hold_the_asked_share_of_nonzero_words() {
+        assert!(zero_share(1.0) < 1e-6);
+        assert!((zero_share(0.5) - 0.5).abs() < 0.01);
+        assert!((zero_share(1.0 / 16.0) - 15.0 / 16.0).abs() < 0.01);
+        assert_eq!(zero_share(0.0), 1.0);
+    }
 }

@@ -200,4 +200,7 @@ fn bench_pool_reports_rows_and_ratio() {
     }
     let o = tpb_env(&["bench", "pool", "--bytes", "7"], &[]);
     assert_eq!(o.status.code(), Some(4));
+    let o = tpb_env(&["bench", "pool", "--nonzero-fraction", "1.5"], &[]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--nonzero-fraction 1.5"));
 }

@@ -337,43 +337,85 @@ fn the_cpu_fp32_add_fast_path_matches_the_generic_fold() {
     assert!(tested >= 20, "{tested} records");
 }
 
+/// How the dense NonzeroWithCount test fills its sources.
+#[derive(Clone, Copy, Debug)]
+enum NzFill {
+    /// Runs of zero, −0, NaN, subnormal and 1.0 words, a quarter random:
+    /// chunks hold none, some or all nonzeros.
+    Runs,
+    /// Every word nonzero in both readings: whole chunks of nonzeros (the
+    /// second pass's vec4 form where the chunk's first position is aligned).
+    Nonzero,
+    /// Zeros and −0s: no nonzero as FP32 (all padding), some as INT32.
+    Zeros,
+    /// One word in sixteen nonzero: mostly padding.
+    Sparse,
+}
+
+/// The src window of every SBUF partition filled as `fill` says.
+fn fill_nz(mem: &mut DeviceMemory, rng: &mut fastrand::Rng, fill: NzFill, bytes: usize) {
+    const WORDS: [u32; 6] = [0, 0, 0x8000_0000, 0x7FC0_0000, 1, 0x3F80_0000];
+    let active = Region::Sbuf.active_bytes(ARCH) as usize;
+    let data = mem.region_bytes_mut(Region::Sbuf);
+    for p in 0..PARTITIONS as usize {
+        let mut w = 0u32;
+        for at in (0..bytes).step_by(4) {
+            let x = match fill {
+                NzFill::Runs => {
+                    if rng.u8(0..8) == 0 {
+                        w = pick(rng, &WORDS);
+                    }
+                    if rng.u8(0..4) == 0 { rng.u32(..) } else { w }
+                }
+                NzFill::Nonzero => rng.u32(1..0x8000_0000),
+                NzFill::Zeros => pick(rng, &[0, 0x8000_0000]),
+                NzFill::Sparse => {
+                    if rng.u8(0..16) == 0 {
+                        rng.u32(1..)
+                    } else {
+                        0
+                    }
+                }
+            };
+            data[p * active + at..p * active + at + 4].copy_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
 /// NonzeroWithCount's dense form (`DENSE`: vec4 reads, addresses from the
 /// position) for int32 and fp32 inputs over T a multiple of 4 in one row or
-/// several, on words that are zero, −0, NaN, subnormal or not: each record
-/// is checked to take the form, then the GPU against the CPU over all memory.
+/// several, for each [`NzFill`], into a dst that starts on a 16-byte
+/// boundary (so whole chunks of nonzeros and of padding go out as vec4s)
+/// and one that does not (so the first and last words of each chunk's run
+/// go a word at a time): each record is checked to take the form, then the
+/// GPU against the CPU over all memory.
 #[test]
 fn the_dense_nonzero_form_matches_the_cpu() {
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xDE45_00F2);
     let mut mem = DeviceMemory::new(ARCH);
     randomize(&mut mem, &mut rng, 0xF2);
-    // Runs of zeros and of the special words, so chunks hold none, some or all.
-    const WORDS: [u32; 6] = [0, 0, 0x8000_0000, 0x7FC0_0000, 1, 0x3F80_0000];
-    let active = Region::Sbuf.active_bytes(ARCH) as usize;
-    let data = mem.region_bytes_mut(Region::Sbuf);
-    for p in 0..PARTITIONS as usize {
-        let mut w = 0u32;
-        for at in (0..0x2100).step_by(4) {
-            if rng.u8(0..8) == 0 {
-                w = pick(&mut rng, &WORDS);
-            }
-            let x = if rng.u8(0..4) == 0 { rng.u32(..) } else { w };
-            data[p * active + at..p * active + at + 4].copy_from_slice(&x.to_le_bytes());
-        }
-    }
     let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     let mut n = 0;
-    for (t, rows) in [(4u16, 1u16), (256, 1), (1000, 1), (64, 8), (2048, 1)] {
-        for i in [Dtype::INT32, Dtype::FP32] {
-            for (nac, sp) in [(128u8, 0u32), (33, 16)] {
+    let fills = [NzFill::Runs, NzFill::Nonzero, NzFill::Zeros, NzFill::Sparse];
+    for fill in fills {
+        fill_nz(&mut mem, &mut rng, fill, 0x8010);
+        for (t, rows) in [(4u16, 1u16), (256, 1), (1000, 1), (64, 8), (8192, 1)] {
+            for dst_at in [0x1_0010, 0x1_0004] {
+                // Both dtypes and both lane counts over each fill's cases.
+                let (i, nac, sp) = match n % 3 {
+                    0 => (Dtype::INT32, 128u8, 0u32),
+                    1 => (Dtype::FP32, 33, 16),
+                    _ => (Dtype::FP32, 128, 0),
+                };
                 let x = t / rows;
                 let src = to_3d(Tensor4d::new(
                     sb(sp, 0x10),
                     [(x, 1), (rows, x as i16), (1, 0), (1, 0)],
                 ));
                 let dst = to_3d(Tensor4d::new(
-                    sb(sp, 0x4004),
+                    sb(sp, dst_at),
                     [(t + 1, 1), (1, 0), (1, 0), (1, 0)],
                 ));
                 let r = S3d3NonzeroWithCount::new(i, nac, rng.i32(-8..8), -7, src, dst).encode();
@@ -386,11 +428,11 @@ fn the_dense_nonzero_form_matches_the_cpu() {
                     &mut gpu_exec,
                     &[r],
                     &mem,
-                    &format!("T {t}, {i:?}, {nac} lanes"),
+                    &format!("{fill:?}, T {t}, {i:?}, {nac} lanes, dst at {dst_at:#x}"),
                 );
                 n += 1;
             }
         }
     }
-    assert_eq!(n, 20);
+    assert_eq!(n, 40);
 }
