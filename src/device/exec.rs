@@ -3,7 +3,7 @@
 //! backend implement it and must give the same bits.
 
 use crate::device::memory::DeviceMemory;
-use crate::device::ops::Op;
+use crate::device::ops::{ChipDma, Op};
 use crate::isa::tensor::Region;
 use std::ops::Range;
 
@@ -119,6 +119,22 @@ pub trait Executor {
         _mem: &DeviceMemory,
         _ranges: &[HostRange],
         _writes: &[HostWrite<'_>],
+    ) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+    /// A DMA between on-chip places for a backend that keeps its own copy
+    /// of memory to run behind the queued ops, as its datapath would.
+    /// `read` and `written` are the bytes of its walks per partition, as
+    /// for [`Executor::host_access`]. `Ok(true)`: the backend took it (the
+    /// bytes it writes are the backend's from now on, like an op's).
+    /// `Ok(false)`, the default: nothing happened, and the host runs it on
+    /// `mem` ([`Executor::host_access`], then [`Executor::host_wrote`]).
+    fn chip_dma(
+        &mut self,
+        _dma: &ChipDma,
+        _mem: &DeviceMemory,
+        _read: &[HostRange],
+        _written: &[HostRange],
     ) -> Result<bool, BackendError> {
         Ok(false)
     }

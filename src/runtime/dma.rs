@@ -13,7 +13,7 @@
 use super::image::DramImage;
 use super::stage::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
-use crate::device::{DeviceMemory, HostRange, HostWrite};
+use crate::device::{ChipDma, ChipWalk, DeviceMemory, HostRange, HostWrite};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
 use crate::isa::validate::Operand;
@@ -565,6 +565,26 @@ pub(crate) fn rows_into_chip<'a>(
         bytes: &window[a..a + n],
     });
     Some(writes.collect())
+}
+
+/// A DMA between on-chip places as the device op a backend may run itself
+/// ([`crate::device::Executor::chip_dma`]); `None` when a walk is in DRAM.
+pub(crate) fn chip_dma(p: &DmaPlan) -> Option<ChipDma> {
+    let walk = |w: &WalkPlan| match w.space {
+        Space::OnChip(region) => Some(ChipWalk {
+            region,
+            start: (w.start - w.base) as u64,
+            step: w.step,
+            num: w.num,
+            elem: w.elem as u64,
+        }),
+        Space::Dram => None,
+    };
+    Some(ChipDma {
+        src: walk(&p.src)?,
+        dst: walk(&p.dst)?,
+        convert: p.convert,
+    })
 }
 
 /// Runs a planned DMA from SBUF/PSUM to DRAM (`p.on_chip_to_dram()`)

@@ -832,6 +832,11 @@ impl Machine {
                     });
                 } else if shared && self.handed_over(plan, &ranges[written..], exec)? {
                     // The backend took the bytes into its own copy.
+                } else if shared
+                    && let Some(d) = dma::chip_dma(plan)
+                    && exec.chip_dma(&d, &self.mem, &ranges[..written], &ranges[written..])?
+                {
+                    // The backend runs it behind its queued ops.
                 } else if shared {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.

@@ -499,3 +499,102 @@ fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
         }
     }
 }
+
+/// DMAs between on-chip places run on the GPU as kernels
+/// (`Executor::chip_dma`) when every element can move at once, and through
+/// the host otherwise; either way SBUF, PSUM and DRAM end as on the CPU.
+/// The cases: a transpose of 128 × 16 fp32 from SBUF into PSUM (one
+/// element per partition along dim 0), fp32 → bf16 and int8 → fp32
+/// conversions, verbatim elements of 6 bytes (2-byte pieces) and of 3
+/// bytes at odd addresses (bytes), and a DMA whose dst overlaps its src
+/// one element on (sequential semantics: the host's).
+#[test]
+fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
+    let Some(gpu) = common::gpu() else { return };
+    let bytes: Vec<u8> = (0..128 * 16u32)
+        .flat_map(|i| (i as f32 * 0.75 - 300.0).to_le_bytes())
+        .collect();
+    // Partition strides in elements of 1, 2 and 4 bytes.
+    let sbuf_part = (Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) as i32;
+    let psum_part = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32;
+    let sb = |off| on_chip(Region::Sbuf.addr(0, off));
+    let ps = |off| on_chip(Region::Psum.addr(0, off));
+    let cases: [(&str, Record, bool); 6] = [
+        (
+            "transpose into PSUM",
+            dma(
+                walk(sb(0), [sbuf_part / 4, 1], [128, 16], 4),
+                walk(ps(0), [1, psum_part / 4], [128, 16], 4),
+            ),
+            true,
+        ),
+        (
+            "fp32 to bf16",
+            dma_memcpy(
+                walk(sb(0), [1, sbuf_part / 4], [16, 128], 4),
+                walk(sb(0x1000), [1, sbuf_part / 2], [16, 128], 2),
+                Dtype::FP32,
+                Dtype::BFLOAT16,
+                0,
+                0,
+            ),
+            true,
+        ),
+        (
+            "int8 to fp32",
+            dma_memcpy(
+                walk(sb(1), [1, sbuf_part], [60, 128], 1),
+                walk(ps(0x100), [1, psum_part / 4], [60, 128], 4),
+                Dtype::INT8,
+                Dtype::FP32,
+                0,
+                0,
+            ),
+            true,
+        ),
+        (
+            "6-byte elements",
+            dma_memcpy(
+                walk(sb(2), [1, 20], [10, 2], 6),
+                walk(sb(0x2002), [3, 40], [10, 2], 6),
+                Dtype::INT16,
+                Dtype::INT16,
+                0,
+                0,
+            ),
+            true,
+        ),
+        (
+            "3-byte elements at odd addresses",
+            dma_memcpy(
+                walk(sb(1), [1, 0], [20, 1], 3),
+                walk(sb(0x3001), [2, 0], [20, 1], 3),
+                Dtype::INT8,
+                Dtype::INT8,
+                0,
+                0,
+            ),
+            true,
+        ),
+        (
+            "dst one element past src",
+            dma(
+                walk(sb(0), [1, sbuf_part / 4], [16, 128], 4),
+                walk(sb(4), [1, sbuf_part / 4], [16, 128], 4),
+            ),
+            false,
+        ),
+    ];
+    for (what, record, kernel) in cases {
+        let mut p = x_to_y(&bytes, 16);
+        p.set_stream(Engine::Pool, &[dma(dram(1, 16), sbuf(0, 16)), record]);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+        let g = run(&mut exec, &p);
+        assert_eq!(exec.chip_dmas(), kernel as u64, "{what}");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("{what}: {d}");
+        }
+        assert!(g.dram() == cpu.dram(), "{what}: DRAM differs");
+    }
+}

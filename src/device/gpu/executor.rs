@@ -20,7 +20,7 @@ use super::newer::Newer;
 use super::params::{add_by_bits, row_per_max, rows_max_chunks};
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
-use crate::device::ops::Op;
+use crate::device::ops::{ChipDma, Op};
 use crate::device::{BackendError, Capture, Executor, HostRange, HostWrite};
 use crate::limits::Arch;
 
@@ -50,6 +50,8 @@ pub struct GpuExecutor<'g> {
     own_upload_bytes: u64,
     /// Bytes the last `finish` read back.
     finish_read_back: u64,
+    /// On-chip DMAs run as kernels ([`Executor::chip_dma`]).
+    chip_dmas: u64,
     /// Ops queued and host accesses so far: a capture taken when this was
     /// what it is now holds its bytes as the run leaves them.
     touched: u64,
@@ -118,6 +120,7 @@ impl<'g> GpuExecutor<'g> {
             captured_bytes: 0,
             own_upload_bytes: 0,
             finish_read_back: 0,
+            chip_dmas: 0,
             touched: 0,
         })
     }
@@ -140,6 +143,12 @@ impl<'g> GpuExecutor<'g> {
     /// the end of a run cost (for tests of what it can skip).
     pub fn finish_read_back(&self) -> u64 {
         self.finish_read_back
+    }
+
+    /// On-chip DMAs this executor has run as kernels (for tests of which
+    /// DMAs stay on the GPU).
+    pub fn chip_dmas(&self) -> u64 {
+        self.chip_dmas
     }
 
     /// Overrides how Pool AVG adds ([`add_by_bits`] of the adapter by
@@ -369,6 +378,28 @@ impl Executor for GpuExecutor<'_> {
             let c = self.command(route, &spans, true);
             self.push(c, mem).map_err(backend)?;
         }
+        Ok(true)
+    }
+
+    fn chip_dma(
+        &mut self,
+        dma: &ChipDma,
+        mem: &DeviceMemory,
+        read: &[HostRange],
+        written: &[HostRange],
+    ) -> Result<bool, BackendError> {
+        if mem.arch() != self.memory.arch() || !dma.runs_at_once(read, written) {
+            return Ok(false);
+        }
+        let Some(d) = super::dma::dispatch(dma, &self.cx) else {
+            return Ok(false);
+        };
+        self.touched += 1;
+        self.chip_dmas += 1;
+        for r in written {
+            self.newer.add_range(r);
+        }
+        self.push(Command::Dispatch(d), mem).map_err(backend)?;
         Ok(true)
     }
 

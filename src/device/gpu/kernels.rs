@@ -80,6 +80,13 @@ pub const SEQ_BOUNDS_WGSL: &str = concat!(
     include_str!("../../../shaders/seq_bounds.wgsl"),
 );
 
+/// On-chip DMAs: the shared memory and conversion files, then `dma.wgsl`.
+pub const DMA_WGSL: &str = concat!(
+    include_str!("../../../shaders/memory.wgsl"),
+    include_str!("../../../shaders/convert.wgsl"),
+    include_str!("../../../shaders/dma.wgsl"),
+);
+
 /// The host's spans (a DMA's bytes up, captures down): `spans.wgsl` alone
 /// (device memory as plain words, binding 0 of [`Kernels::spans_layout`]).
 pub const SPANS_WGSL: &str = include_str!("../../../shaders/spans.wgsl");
@@ -113,6 +120,8 @@ pub enum Shader {
     Nonzero,
     /// GetSequenceBounds records ([`SEQ_BOUNDS_WGSL`]).
     SeqBounds,
+    /// DMAs between on-chip places ([`DMA_WGSL`]).
+    Dma,
     /// The host's spans ([`SPANS_WGSL`]; the memory layout plus bindings 3
     /// and 4, [`Kernels::spans_layout`]).
     Spans,
@@ -130,6 +139,7 @@ impl Shader {
             Shader::CrossLane => CROSS_LANE_WGSL,
             Shader::Nonzero => NONZERO_WGSL,
             Shader::SeqBounds => SEQ_BOUNDS_WGSL,
+            Shader::Dma => DMA_WGSL,
             Shader::Spans => SPANS_WGSL,
         }
     }
@@ -145,6 +155,7 @@ impl Shader {
             Shader::CrossLane => "cross_lane.wgsl",
             Shader::Nonzero => "nonzero.wgsl",
             Shader::SeqBounds => "seq_bounds.wgsl",
+            Shader::Dma => "dma.wgsl",
             Shader::Spans => "spans.wgsl",
         }
     }
@@ -366,6 +377,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
     keys.push(super::copy::key());
     keys.extend(super::lane_kernels::variants());
     keys.extend(super::batch::span_keys());
+    keys.extend(super::dma::variants());
     keys
 }
 
@@ -373,7 +385,7 @@ pub fn every_pipeline() -> Vec<PipelineKey> {
 /// must be listed: tests/device/backends.rs checks it on random records).
 pub fn is_listed(key: &PipelineKey) -> bool {
     match key.shader {
-        Shader::Pool | Shader::Copy | Shader::Spans => every_pipeline().contains(key),
+        Shader::Pool | Shader::Copy | Shader::Spans | Shader::Dma => every_pipeline().contains(key),
         _ => super::elementwise::covers(key),
     }
 }

@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod context;
 pub mod copy;
+pub mod dma;
 pub(crate) mod elementwise;
 pub mod executor;
 pub mod kernels;

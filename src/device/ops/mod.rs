@@ -3,6 +3,7 @@
 //! comes from a record that passed validation; the CPU reference
 //! ([`crate::device::cpu`]) and the GPU kernels consume the same op.
 
+pub mod chip_dma;
 pub mod copy;
 pub mod cross_lane;
 pub mod iota;
@@ -14,6 +15,7 @@ pub mod tensor_tensor;
 use crate::device::Validated;
 use crate::isa::opcode::OpcodeClass;
 
+pub use chip_dma::{ChipDma, ChipWalk};
 pub use copy::CopyOp;
 pub use cross_lane::ClrOp;
 pub use iota::IotaOp;

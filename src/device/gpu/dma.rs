@@ -1,0 +1,125 @@
+//! The GPU kernel of on-chip DMAs (`shaders/dma.wgsl`): a [`ChipDma`] as
+//! one dispatch, one invocation per element (converting) or per aligned
+//! piece of an element (copying bytes). Conversion is the one override
+//! constant, so the family has two pipelines.
+
+use super::batch::{Dispatch, EncodeCx};
+use super::kernels::{PipelineKey, Shader, grid};
+use super::memory::region_base;
+use crate::device::ops::{ChipDma, ChipWalk};
+use bytemuck::{Pod, Zeroable};
+
+/// `struct DmaWalk` of shaders/dma.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DmaWalkParams {
+    /// Address of element (0, 0) from the region's base.
+    pub start: u32,
+    /// Steps in bytes, two's complement.
+    pub step: [u32; 2],
+    /// Elements along dim 0.
+    pub num0: u32,
+    /// The region's first byte in the memory buffer.
+    pub base: u32,
+    /// The region's partition shift.
+    pub shift: u32,
+    /// Bytes per partition.
+    pub active: u32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
+}
+
+/// `struct Params` of shaders/dma.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct DmaParams {
+    /// The source walk.
+    pub src: DmaWalkParams,
+    /// The destination walk.
+    pub dst: DmaWalkParams,
+    /// Invocations with work.
+    pub total: u32,
+    /// Pieces per element.
+    pub units: u32,
+    /// Bytes per piece.
+    pub unit: u32,
+    /// Workgroups along x of the 2-D dispatch.
+    pub groups_x: u32,
+    /// The src dtype byte (converting).
+    pub in_dtype: u32,
+    /// The dst dtype byte (converting).
+    pub out_dtype: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 2],
+}
+
+fn key(convert: bool) -> PipelineKey {
+    PipelineKey {
+        shader: Shader::Dma,
+        entry: "dma",
+        constants: vec![("CONVERT", convert as u32)],
+    }
+}
+
+/// Both pipelines of the family.
+pub fn variants() -> Vec<PipelineKey> {
+    vec![key(false), key(true)]
+}
+
+fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
+    let step = |s: i64| i32::try_from(s).ok().map(|s| s as u32);
+    Some(DmaWalkParams {
+        start: u32::try_from(w.start).ok()?,
+        step: [step(w.step[0])?, step(w.step[1])?],
+        num0: u32::try_from(w.num[0]).ok()?.max(1),
+        base: region_base(w.region, cx.arch),
+        shift: w.region.partition_shift(),
+        active: w.region.active_bytes(cx.arch),
+        pad: 0,
+    })
+}
+
+/// `dma` as one dispatch of `dma.wgsl`, or `None` when the kernel cannot
+/// run it: an element the shader's loads cannot reach whole (a converted
+/// element not aligned to its size, up to 4), or numbers past 32 bits.
+/// The caller has checked [`ChipDma::runs_at_once`].
+pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
+    let (src, dst) = (walk(&dma.src, cx)?, walk(&dma.dst, cx)?);
+    let align = dma.src.alignment().min(dma.dst.alignment());
+    let (units, unit, dtypes) = match dma.convert {
+        Some((i, o)) => {
+            let sizes = [dma.src.elem.min(4), dma.dst.elem.min(4)];
+            if dma.src.alignment() < sizes[0] || dma.dst.alignment() < sizes[1] {
+                return None;
+            }
+            (1, 0, (i.dtype().0 as u32, o.dtype().0 as u32))
+        }
+        None => {
+            // The largest piece that divides the element and every address.
+            let unit = [4, 2]
+                .into_iter()
+                .find(|&u| dma.src.elem.is_multiple_of(u) && align >= u)
+                .unwrap_or(1);
+            (dma.src.elem / unit, unit as u32, (0, 0))
+        }
+    };
+    let total = u32::try_from(dma.elements().checked_mul(units)?).ok()?;
+    let units = u32::try_from(units).ok()?;
+    let g = grid(total as u64, cx.max_x);
+    let p = DmaParams {
+        src,
+        dst,
+        total,
+        units,
+        unit,
+        groups_x: g.0,
+        in_dtype: dtypes.0,
+        out_dtype: dtypes.1,
+        pad: [0; 2],
+    };
+    Some(Dispatch {
+        key: key(dma.convert.is_some()),
+        params: bytemuck::bytes_of(&p).to_vec(),
+        grid: g,
+    })
+}

@@ -1,0 +1,127 @@
+//! A DMA_MEMCPY (EC-23) whose both walks are on chip (SBUF or PSUM), as a
+//! backend that keeps its own copy of device memory may run it
+//! ([`crate::device::Executor::chip_dma`]): the runtime resolves and checks
+//! the record (`runtime::dma`) and runs it on the host when no backend
+//! takes it. Such DMAs are how a program moves data across partitions.
+//!
+//! A walk's element `(i, j)` (i fastest) is at on-chip address
+//! `start + j·step[1] + i·step[0]` (bytes), read through SPEC §3's map:
+//! partition `rel >> shift`, byte `rel & (2^shift − 1)` of it.
+
+use crate::device::HostRange;
+use crate::device::convert::{InType, OutType};
+use crate::isa::tensor::Region;
+
+/// One side of an on-chip DMA, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChipWalk {
+    /// SBUF or PSUM.
+    pub region: Region,
+    /// The address of element (0, 0), from the region's base.
+    pub start: u64,
+    /// Steps in bytes, dim 0 fastest.
+    pub step: [i64; 2],
+    /// Elements per dim.
+    pub num: [u64; 2],
+    /// Bytes of one element.
+    pub elem: u64,
+}
+
+impl ChipWalk {
+    /// True when no two elements share a byte: the rows (or the columns)
+    /// follow each other without interleaving. Sufficient, not necessary.
+    pub fn distinct(&self) -> bool {
+        let [n0, n1] = self.num;
+        let [s0, s1] = [self.step[0].unsigned_abs(), self.step[1].unsigned_abs()];
+        let e = self.elem;
+        let after = |n: u64, s: u64, m: u64, t: u64| {
+            // Elements along (n, s) apart, and each line along (m, t) past
+            // the whole of the one before.
+            (n <= 1 || s >= e) && (m <= 1 || t >= (n.max(1) - 1) * s + e)
+        };
+        after(n0, s0, n1, s1) || after(n1, s1, n0, s0)
+    }
+
+    /// The largest power of two up to 4 that divides the start and both
+    /// steps: every element address is aligned to it.
+    pub fn alignment(&self) -> u64 {
+        let bits = self.start | self.step[0].unsigned_abs() | self.step[1].unsigned_abs();
+        1 << bits.trailing_zeros().min(2)
+    }
+}
+
+/// An on-chip to on-chip DMA_MEMCPY.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChipDma {
+    /// The source walk.
+    pub src: ChipWalk,
+    /// The destination walk (as many elements as the source).
+    pub dst: ChipWalk,
+    /// EC-23: in → f32 → out; `None` copies each element's bytes verbatim
+    /// (equal element sizes).
+    pub convert: Option<(InType, OutType)>,
+}
+
+impl ChipDma {
+    /// Elements moved.
+    pub fn elements(&self) -> u64 {
+        self.src.num[0] * self.src.num[1]
+    }
+
+    /// True when running every element at once gives EC-23's sequential
+    /// result: no dst byte is written twice ([`ChipWalk::distinct`]) and no
+    /// byte the DMA reads is one it writes. `read` and `written` are the
+    /// walks' bytes per partition ([`HostRange`]s, from the first byte
+    /// touched to the last).
+    pub fn runs_at_once(&self, read: &[HostRange], written: &[HostRange]) -> bool {
+        self.dst.distinct()
+            && read.iter().all(|r| {
+                written.iter().all(|w| {
+                    w.region != r.region
+                        || w.bytes.end <= r.bytes.start
+                        || r.bytes.end <= w.bytes.start
+                })
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(start: u64, step: [i64; 2], num: [u64; 2], elem: u64) -> ChipWalk {
+        ChipWalk {
+            region: Region::Sbuf,
+            start,
+            step,
+            num,
+            elem,
+        }
+    }
+
+    #[test]
+    fn distinct_walks_write_no_byte_twice() {
+        // Rows of adjacent elements, rows one after another.
+        assert!(w(0, [4, 16], [4, 3], 4).distinct());
+        // A transpose: dim 0 across partitions, dim 1 along them.
+        assert!(w(0, [1 << 18, 4], [128, 16], 4).distinct());
+        // Backwards steps count by their size.
+        assert!(w(64, [-4, -16], [4, 3], 4).distinct());
+        // Elements 2 bytes apart share bytes.
+        assert!(!w(0, [2, 64], [4, 2], 4).distinct());
+        // Rows 12 bytes apart, 16 bytes long, interleave either way.
+        assert!(!w(0, [4, 12], [4, 2], 4).distinct());
+        // One element, or a step 0 along a dim of one.
+        assert!(w(0, [0, 0], [1, 1], 8).distinct());
+        assert!(w(0, [4, 0], [4, 1], 4).distinct());
+    }
+
+    #[test]
+    fn alignment_is_what_divides_start_and_steps() {
+        assert_eq!(w(8, [4, 1 << 18], [2, 2], 4).alignment(), 4);
+        assert_eq!(w(2, [4, 8], [2, 2], 2).alignment(), 2);
+        assert_eq!(w(4, [6, 8], [2, 2], 6).alignment(), 2);
+        assert_eq!(w(4, [3, 8], [2, 2], 3).alignment(), 1);
+        assert_eq!(w(0, [-8, 0], [2, 1], 4).alignment(), 4);
+    }
+}
