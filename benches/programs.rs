@@ -9,6 +9,9 @@
 //!   64-byte row from DRAM into SBUF (completion: `sem[0] += 1`) and updates
 //!   registers; ACT waits for each row (`sem[0] >= k`), DMAs it back to DRAM
 //!   and updates registers. Records/s of the run, and of staging.
+//! - 200 transposes between SBUF and PSUM (128 × 16 fp32, DMAs whose walks
+//!   cross partitions) between a DMA in and a DMA out, per backend: on the
+//!   GPU they run as a kernel behind each other (`Executor::chip_dma`).
 //! - A counted loop executing 1,000,000 records from a 4-record stream (the
 //!   scheduler alone).
 //!
@@ -124,6 +127,32 @@ fn row(name: &str, backend: &str, stage_s: f64, run_s: f64, records: u64) {
     );
 }
 
+/// x (128 × 16 fp32) into SBUF, transposed into PSUM and back 100 times,
+/// then out to y.
+fn transposes() -> Program {
+    let bytes: Vec<u8> = (0..128 * 16u32)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .collect();
+    let mut p = Program::new(Arch::Cayman);
+    p.add(Variable::input("x", 1, Dtype::FP32, &[128, 16], bytes));
+    p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+    // Partition strides in fp32 elements.
+    let sp = (Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) as i32 / 4;
+    let pp = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32 / 4;
+    let rows = walk(on_chip(Region::Sbuf.addr(0, 0)), [1, sp], [16, 128], 4);
+    let cols = walk(on_chip(Region::Sbuf.addr(0, 0)), [sp, 1], [128, 16], 4);
+    let psum = walk(on_chip(Region::Psum.addr(0, 0)), [1, pp], [128, 16], 4);
+    let fp32 = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
+    let mut recs = vec![fp32(walk(var(1, 0), [1, 16], [16, 128], 4), rows)];
+    for _ in 0..100 {
+        recs.push(fp32(cols, psum));
+        recs.push(fp32(psum, cols));
+    }
+    recs.push(fp32(rows, walk(var(2, 0), [1, 16], [16, 128], 4)));
+    p.set_stream(Engine::Pool, &recs);
+    p
+}
+
 fn main() {
     let budget = Duration::from_millis(
         std::env::var("PROGRAMS_BENCH_MS")
@@ -183,6 +212,20 @@ fn main() {
         n,
     );
     println!("{:<46} staging: {:.0} records/s", "", 100_000.0 / stage_s);
+
+    let p = transposes();
+    let staged = Arc::new(stage(&p).expect("stages"));
+    let stage_s = time(budget, || {
+        std::hint::black_box(stage(&p).expect("stages"));
+    });
+    let name = "200 on-chip transposes (128 x 16 fp32)";
+    let s = time(budget, || n = run(&staged, &mut cpu));
+    row(name, "cpu", stage_s, s, n);
+    if let Some(g) = &gpu {
+        let mut exec = GpuExecutor::new(g, Arch::Cayman).expect("executor");
+        let s = time(budget, || n = run(&staged, &mut exec));
+        row(name, &format!("gpu: {}", g.adapter.name), stage_s, s, n);
+    }
 
     let p = counted_loop();
     let staged = Arc::new(stage(&p).expect("stages"));
