@@ -408,10 +408,20 @@ fn check_each(o: Operand, p: &WalkPlan, dram: &Dram) -> Result<(), FootprintFaul
     if inside(p, dram, lo, hi) {
         return Ok(());
     }
+    // On chip, a row whose step is whole partitions keeps one offset in
+    // each partition it visits, in a run of partitions: inside iff both
+    // its ends are (a transpose's rows, without a check per element).
+    let across = match p.space {
+        Space::OnChip(_) => p.step[0] % (1i64 << p.shift) == 0,
+        Space::Dram => false,
+    };
+    let last = (p.num[0] as i128 - 1) * p.step[0] as i128;
+    let element = |a: i128| inside(p, dram, a, a + p.elem as i128);
     let mut row = p.start as i128;
     for _ in 0..p.num[1] {
         let (rlo, rhi) = p.row_span(row);
-        if !inside(p, dram, rlo, rhi) {
+        let ends = across && element(row) && element(row + last);
+        if !ends && !inside(p, dram, rlo, rhi) {
             let mut a = row;
             for _ in 0..p.num[0] {
                 let e = (a, a + p.elem as i128);

@@ -159,6 +159,23 @@ fn on_chip_footprints_stay_in_active_memory() {
         ),
         // Backwards out of SBUF.
         (walk(on_chip(4), [-2, 0], [2, 1], 4), Region::Sbuf, u32::MAX),
+        // A row one partition per element (a transpose's), past partition 127.
+        (
+            walk(on_chip(Region::Sbuf.addr(126, 8)), [lane, 1], [3, 1], 4),
+            Region::Sbuf,
+            Region::Sbuf.addr(128, 8),
+        ),
+        // The same, past the active bytes of every partition it visits.
+        (
+            walk(
+                on_chip(Region::Sbuf.addr(5, sbuf_active)),
+                [lane, 1],
+                [4, 2],
+                4,
+            ),
+            Region::Sbuf,
+            Region::Sbuf.addr(5, sbuf_active),
+        ),
     ];
     for (w, region, first_bad) in cases {
         let n = w.elements() as u16;
