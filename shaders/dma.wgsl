@@ -59,6 +59,6 @@ fn dma(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     let piece = (id % p.units) * p.unit;
     let s = chip_byte(p.src, k) + piece;
     let w = load_word(s);
-    let v = select((w >> ((s & 3u) * 8u)) & ((1u << (8u * p.unit)) - 1u), w, p.unit == 4u);
+    let v = select((w >> ((s & 3u) * 8u)) & ((1u << ((8u * p.unit) & 31u)) - 1u), w, p.unit == 4u);
     store_bits(chip_byte(p.dst, k) + piece, p.unit, v);
 }

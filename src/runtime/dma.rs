@@ -148,9 +148,17 @@ impl WalkPlan {
         }
         let part = |addr: i128| (addr - self.base as i128) >> self.shift;
         let mut spans = [(usize::MAX, 0usize); PARTITIONS as usize];
-        let mut add = |lo: usize, hi: usize| {
-            let p = lo / self.active as usize;
-            spans[p] = (spans[p].0.min(lo), spans[p].1.max(hi));
+        // An element may straddle two partitions where a region's active
+        // bytes fill its stride (SBUF on MARIANA): each partition gets its
+        // own part, as a HostRange never crosses into the next.
+        let active = self.active as usize;
+        let mut add = |mut lo: usize, hi: usize| {
+            while lo < hi {
+                let p = lo / active;
+                let end = hi.min((p + 1) * active);
+                spans[p] = (spans[p].0.min(lo), spans[p].1.max(end));
+                lo = end;
+            }
         };
         let mut row = self.start;
         for _ in 0..self.num[1] {

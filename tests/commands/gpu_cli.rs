@@ -197,6 +197,7 @@ fn bench_pool_reports_rows_and_ratio() {
         assert_eq!(rows[0]["bytes"], 524288 + 524288 / 4);
         assert!(rows[0]["gb_per_s"].as_f64().unwrap() > 0.0);
         assert!(v["pool_over_copy"][0].as_f64().unwrap() > 0.0);
+        assert_eq!(v["nonzero_fraction"], 1.0);
     }
     let o = tpb_env(&["bench", "pool", "--bytes", "7"], &[]);
     assert_eq!(o.status.code(), Some(4));

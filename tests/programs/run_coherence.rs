@@ -506,8 +506,10 @@ fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
 /// The cases: a transpose of 128 × 16 fp32 from SBUF into PSUM (one
 /// element per partition along dim 0), fp32 → bf16 and int8 → fp32
 /// conversions, verbatim elements of 6 bytes (2-byte pieces) and of 3
-/// bytes at odd addresses (bytes), and a DMA whose dst overlaps its src
-/// one element on (sequential semantics: the host's).
+/// bytes at odd addresses (bytes), PSUM to PSUM with a backward step,
+/// int64 → fp32; and on the host: a converted element not aligned to its
+/// size, and a DMA whose dst overlaps its src one element on (sequential
+/// semantics).
 #[test]
 fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
     let Some(gpu) = common::gpu() else { return };
@@ -519,7 +521,7 @@ fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
     let psum_part = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32;
     let sb = |off| on_chip(Region::Sbuf.addr(0, off));
     let ps = |off| on_chip(Region::Psum.addr(0, off));
-    let cases: [(&str, Record, bool); 6] = [
+    let cases: [(&str, Record, bool); 9] = [
         (
             "transpose into PSUM",
             dma(
@@ -577,6 +579,38 @@ fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
             true,
         ),
         (
+            "PSUM to PSUM backwards",
+            dma(
+                walk(ps(0), [1, psum_part / 4], [16, 128], 4),
+                walk(ps(0x1000 + 60), [-1, psum_part / 4], [16, 128], 4),
+            ),
+            true,
+        ),
+        (
+            "int64 to fp32",
+            dma_memcpy(
+                walk(sb(0), [1, sbuf_part / 8], [8, 128], 8),
+                walk(sb(0x4000), [1, sbuf_part / 4], [8, 128], 4),
+                Dtype::INT64,
+                Dtype::FP32,
+                0,
+                0,
+            ),
+            true,
+        ),
+        (
+            "bf16 at an odd address (the host's)",
+            dma_memcpy(
+                walk(sb(1), [1, 0], [8, 1], 2),
+                walk(sb(0x5000), [1, 0], [8, 1], 4),
+                Dtype::BFLOAT16,
+                Dtype::FP32,
+                0,
+                0,
+            ),
+            false,
+        ),
+        (
             "dst one element past src",
             dma(
                 walk(sb(0), [1, sbuf_part / 4], [16, 128], 4),
@@ -596,5 +630,72 @@ fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
             panic!("{what}: {d}");
         }
         assert!(g.dram() == cpu.dram(), "{what}: DRAM differs");
+    }
+}
+
+/// On MARIANA, SBUF's active bytes fill its partition stride, so one DMA
+/// element may straddle partitions p and p + 1. Whichever way its bytes
+/// reach the GPU — the on-chip DMA kernel, or rows handed over from DRAM —
+/// a later DMA that reads the first bytes of p + 1 must see them (the
+/// written ranges are split per partition, as `HostRange` promises).
+#[test]
+fn an_element_straddling_two_partitions_is_newer_in_both() {
+    use tpb_emu::runtime::Variable;
+    let Some(gpu) = common::gpu() else { return };
+    let bytes: Vec<u8> = (0..16u32)
+        .flat_map(|i| (i as f32 + 1.0).to_le_bytes())
+        .collect();
+    let stride = Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0);
+    let straddle = walk(
+        on_chip(Region::Sbuf.addr(0, 0) + stride - 4),
+        [1, 0],
+        [1, 1],
+        8,
+    );
+    let int8 = |src, dst| dma_memcpy(src, dst, Dtype::INT8, Dtype::INT8, 0, 0);
+    let into_sbuf = dma(
+        walk(var(1, 0), [1, 0], [16, 1], 4),
+        walk(on_chip(Region::Sbuf.addr(0, 0x100)), [1, 0], [16, 1], 4),
+    );
+    let read_p1 = dma(
+        walk(on_chip(Region::Sbuf.addr(1, 0)), [1, 0], [1, 1], 4),
+        walk(var(2, 0), [1, 0], [1, 1], 4),
+    );
+    let cases = [
+        (
+            "on-chip DMA",
+            int8(
+                walk(on_chip(Region::Sbuf.addr(0, 0x100)), [1, 0], [1, 1], 8),
+                straddle,
+            ),
+        ),
+        (
+            "from DRAM",
+            int8(walk(var(1, 8), [1, 0], [1, 1], 8), straddle),
+        ),
+    ];
+    for (what, record) in cases {
+        let mut p = Program::new(Arch::Mariana);
+        p.add(Variable::input(
+            "x",
+            1,
+            Dtype::FP32,
+            &[1, 16],
+            bytes.clone(),
+        ));
+        p.add(Variable::output("y", 2, Dtype::FP32, &[1, 4]));
+        p.set_stream(Engine::Pool, &[into_sbuf, record, read_p1]);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut exec = GpuExecutor::new(&gpu, Arch::Mariana).expect("executor");
+        let g = run(&mut exec, &p);
+        assert!(g.dram() == cpu.dram(), "{what}: DRAM differs");
+        assert_ne!(
+            cpu.variable("y").unwrap(),
+            &[0; 16],
+            "{what}: nothing moved"
+        );
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("{what}: {d}");
+        }
     }
 }
