@@ -180,8 +180,9 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
     }
     // Padding: the positions of [a, b) at or past N; the whole vec4s among
     // them (which no other invocation touches) in one store each.
-    let e = dw + max(b, max(a, total));
-    var j = opaque(dw + max(a, total), z);
+    let pa = max(a, total);
+    let e = dw + max(b, pa);
+    var j = opaque(dw + pa, z);
     let head = min(e, (j + 3u) & ~3u);
     for (; j < head; j++) {
         atomicStore(&mem[j], p.padding);

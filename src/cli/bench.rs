@@ -328,7 +328,6 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
     };
     let report = Report {
         backend: backend.describe(),
-        nonzero_fraction: args.nonzero_fraction,
         ..report
     };
     print(&report, args.json, out)?;
@@ -407,7 +406,7 @@ fn bench_cpu(
     for (i, t) in [k0, k1, k2, k3, k4].into_iter().enumerate() {
         rows.push(gb_row(KERNEL_ROWS[i], t, kernels[i].bytes_moved()));
     }
-    Ok(finish("cpu", "wall clock, best of --repeat", rows))
+    Ok(finish(args, "cpu", "wall clock, best of --repeat", rows))
 }
 
 fn bench_gpu(
@@ -484,10 +483,10 @@ fn bench_gpu(
     for (i, t) in [k0, k1, k2, k3, k4].into_iter().enumerate() {
         rows.push(gb_row(KERNEL_ROWS[i], t, elementwise_ops[i].bytes_moved()));
     }
-    Ok(finish("gpu", timing, rows))
+    Ok(finish(args, "gpu", timing, rows))
 }
 
-fn finish(backend: &str, timing: &str, rows: Vec<Row>) -> Report {
+fn finish(args: &BenchArgs, backend: &str, timing: &str, rows: Vec<Row>) -> Report {
     let gb = |i: usize| rows[i].gb_per_s.unwrap_or(0.0);
     let pool_over_copy = [gb(0) / gb(2), gb(1) / gb(2)];
     let kernel = |name: &str| {
@@ -504,7 +503,7 @@ fn finish(backend: &str, timing: &str, rows: Vec<Row>) -> Report {
         rows,
         pool_over_copy,
         kernels_over_copy,
-        nonzero_fraction: 1.0,
+        nonzero_fraction: args.nonzero_fraction,
     }
 }
 

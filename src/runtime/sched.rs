@@ -588,19 +588,27 @@ impl Machine {
         Ok(())
     }
 
-    /// Offers a DMA from DRAM into SBUF/PSUM to a backend that keeps its
-    /// own copy of memory ([`Executor::host_write`]): its rows go there
-    /// without passing through the host's copy. True when it took them.
-    fn handed_over(
+    /// Offers a DMA touching SBUF/PSUM to a backend that keeps its own copy
+    /// of memory, so that it does not pass through the host's copy: a DMA
+    /// from DRAM hands its rows over ([`Executor::host_write`]), one between
+    /// on-chip places may run behind the queued ops ([`Executor::chip_dma`]).
+    /// `ranges` are the plan's [`DmaPlan::host_ranges`], those it writes
+    /// from `written`. True when the backend took it.
+    fn backend_took(
         &mut self,
         plan: &DmaPlan,
-        written: &[HostRange],
+        ranges: &[HostRange],
+        written: usize,
         exec: &mut dyn Executor,
     ) -> Result<bool, RunError> {
-        let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) else {
-            return Ok(false);
-        };
-        Ok(exec.host_write(&self.mem, written, &writes)?)
+        let (read, wrote) = ranges.split_at(written);
+        if let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) {
+            return Ok(exec.host_write(&self.mem, wrote, &writes)?);
+        }
+        match dma::chip_dma(plan) {
+            Some(d) => Ok(exec.chip_dma(&d, &self.mem, read, wrote)?),
+            None => Ok(false),
+        }
     }
 
     /// Lands every deferred DMA in DRAM, in order, from its captured source
@@ -830,14 +838,9 @@ impl Machine {
                         capture,
                         hull,
                     });
-                } else if shared && self.handed_over(plan, &ranges[written..], exec)? {
-                    // The backend took the bytes into its own copy.
-                } else if shared
-                    && let Some(d) = dma::chip_dma(plan)
-                    && exec.chip_dma(&d, &self.mem, &ranges[..written], &ranges[written..])?
-                {
-                    // The backend runs it behind its queued ops.
-                } else if shared {
+                } else if !shared {
+                    dma::execute(plan, &mut self.mem, &mut self.dram);
+                } else if !self.backend_took(plan, &ranges, written, exec)? {
                     // Deferred datapath work must land in the bytes the host
                     // reads or writes, and what it writes must reach the backend.
                     exec.host_access(&mut self.mem, &ranges)?;
@@ -845,8 +848,6 @@ impl Machine {
                     if written < ranges.len() {
                         exec.host_wrote(&self.mem, &ranges[written..])?;
                     }
-                } else {
-                    dma::execute(plan, &mut self.mem, &mut self.dram);
                 }
                 let s = &mut self.sems[plan.sem as usize];
                 *s = s.wrapping_add(plan.inc as i32);

@@ -85,11 +85,10 @@ fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
 /// The caller has checked [`ChipDma::runs_at_once`].
 pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
     let (src, dst) = (walk(&dma.src, cx)?, walk(&dma.dst, cx)?);
-    let align = dma.src.alignment().min(dma.dst.alignment());
+    let align = [dma.src.alignment(), dma.dst.alignment()];
     let (units, unit, dtypes) = match dma.convert {
         Some((i, o)) => {
-            let sizes = [dma.src.elem.min(4), dma.dst.elem.min(4)];
-            if dma.src.alignment() < sizes[0] || dma.dst.alignment() < sizes[1] {
+            if align[0] < dma.src.elem.min(4) || align[1] < dma.dst.elem.min(4) {
                 return None;
             }
             (1, 0, (i.dtype().0 as u32, o.dtype().0 as u32))
@@ -98,7 +97,7 @@ pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
             // The largest piece that divides the element and every address.
             let unit = [4, 2]
                 .into_iter()
-                .find(|&u| dma.src.elem.is_multiple_of(u) && align >= u)
+                .find(|&u| dma.src.elem.is_multiple_of(u) && align[0].min(align[1]) >= u)
                 .unwrap_or(1);
             (dma.src.elem / unit, unit as u32, (0, 0))
         }

@@ -252,6 +252,25 @@ impl<'g> GpuExecutor<'g> {
         self.kernels.gpu().wait().map_err(backend)
     }
 
+    /// Queues `command`, which writes `written` for the host (a DMA the
+    /// GPU took): in program order behind the queued ops, and newer than
+    /// the host's copy from now on.
+    fn took(
+        &mut self,
+        written: &[HostRange],
+        command: Option<Command>,
+        mem: &DeviceMemory,
+    ) -> Result<bool, BackendError> {
+        self.touched += 1;
+        for r in written {
+            self.newer.add_range(r);
+        }
+        if let Some(c) = command {
+            self.push(c, mem).map_err(backend)?;
+        }
+        Ok(true)
+    }
+
     /// True when queued or run ops may have written some byte of `ranges`
     /// that the host's copy lacks.
     fn any_newer(&self, ranges: &[HostRange]) -> bool {
@@ -368,17 +387,8 @@ impl Executor for GpuExecutor<'_> {
         else {
             return Ok(false);
         };
-        self.touched += 1;
-        // In program order behind the queued ops, and newer than the host's
-        // copy from now on.
-        for r in ranges {
-            self.newer.add_range(r);
-        }
-        if !spans.is_empty() {
-            let c = self.command(route, &spans, true);
-            self.push(c, mem).map_err(backend)?;
-        }
-        Ok(true)
+        let c = (!spans.is_empty()).then(|| self.command(route, &spans, true));
+        self.took(ranges, c, mem)
     }
 
     fn chip_dma(
@@ -394,13 +404,8 @@ impl Executor for GpuExecutor<'_> {
         let Some(d) = super::dma::dispatch(dma, &self.cx) else {
             return Ok(false);
         };
-        self.touched += 1;
         self.chip_dmas += 1;
-        for r in written {
-            self.newer.add_range(r);
-        }
-        self.push(Command::Dispatch(d), mem).map_err(backend)?;
-        Ok(true)
+        self.took(written, Some(Command::Dispatch(d)), mem)
     }
 
     fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {

@@ -72,16 +72,29 @@ impl ChipDma {
     /// result: no dst byte is written twice ([`ChipWalk::distinct`]) and no
     /// byte the DMA reads is one it writes. `read` and `written` are the
     /// walks' bytes per partition ([`HostRange`]s, from the first byte
-    /// touched to the last).
+    /// touched to the last), each list in increasing order as the runtime
+    /// makes them (one region each, a range per partition): one sweep
+    /// through both, not every pair.
     pub fn runs_at_once(&self, read: &[HostRange], written: &[HostRange]) -> bool {
-        self.dst.distinct()
-            && read.iter().all(|r| {
-                written.iter().all(|w| {
-                    w.region != r.region
-                        || w.bytes.end <= r.bytes.start
-                        || r.bytes.end <= w.bytes.start
-                })
-            })
+        debug_assert!(read.is_sorted_by_key(|r| (r.region, r.bytes.start)));
+        debug_assert!(written.is_sorted_by_key(|r| (r.region, r.bytes.start)));
+        if !self.dst.distinct() {
+            return false;
+        }
+        let (mut r, mut w) = (read.iter().peekable(), written.iter().peekable());
+        while let (Some(a), Some(b)) = (r.peek(), w.peek()) {
+            let (a, b) = ((a.region, &a.bytes), (b.region, &b.bytes));
+            if a.0 == b.0 && a.1.start < b.1.end && b.1.start < a.1.end {
+                return false;
+            }
+            // The range that ends first meets nothing later in the other list.
+            if (a.0, a.1.end) <= (b.0, b.1.end) {
+                r.next();
+            } else {
+                w.next();
+            }
+        }
+        true
     }
 }
 
@@ -114,6 +127,34 @@ mod tests {
         // One element, or a step 0 along a dim of one.
         assert!(w(0, [0, 0], [1, 1], 8).distinct());
         assert!(w(0, [4, 0], [4, 1], 4).distinct());
+    }
+
+    #[test]
+    fn runs_at_once_only_when_no_read_range_meets_a_written_one() {
+        let r = |region, lo, hi| HostRange {
+            region,
+            bytes: lo..hi,
+        };
+        let dma = ChipDma {
+            src: w(0, [4, 0], [4, 1], 4),
+            dst: w(0, [4, 0], [4, 1], 4),
+            convert: None,
+        };
+        let read = [r(Region::Sbuf, 0, 16), r(Region::Sbuf, 100, 116)];
+        // Between and after the read ranges, or in the other region.
+        let apart = [r(Region::Sbuf, 16, 100), r(Region::Sbuf, 116, 200)];
+        assert!(dma.runs_at_once(&read, &apart));
+        assert!(dma.runs_at_once(&read, &[r(Region::Psum, 0, 200)]));
+        // One byte shared with the second read range, past the first.
+        let meets = [r(Region::Sbuf, 20, 40), r(Region::Sbuf, 115, 120)];
+        assert!(!dma.runs_at_once(&read, &meets));
+        assert!(!dma.runs_at_once(&meets, &read));
+        // A dst that writes a byte twice.
+        let twice = ChipDma {
+            dst: w(0, [2, 0], [4, 1], 4),
+            ..dma
+        };
+        assert!(!twice.runs_at_once(&read, &apart));
     }
 
     #[test]
