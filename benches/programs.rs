@@ -12,6 +12,9 @@
 //! - 200 transposes between SBUF and PSUM (128 × 16 fp32, DMAs whose walks
 //!   cross partitions) between a DMA in and a DMA out, per backend: on the
 //!   GPU they run as a kernel behind each other (`Executor::chip_dma`).
+//! - 200 DMAs through a scratch variable: SBUF out to it and back into PSUM,
+//!   100 times (128 × 16 fp32), per backend: on the GPU the variable is
+//!   held in device memory and the DMAs run as a kernel (`Executor::hold_dram`).
 //! - A counted loop executing 1,000,000 records from a 4-record stream (the
 //!   scheduler alone).
 //!
@@ -30,7 +33,7 @@ use tpb_emu::isa::enums::{Dtype, Engine, UpdateMode, WaitMode};
 use tpb_emu::isa::tensor::Region;
 use tpb_emu::limits::Arch;
 use tpb_emu::runtime::build::*;
-use tpb_emu::runtime::{Machine, Program, Staged, Variable, manifest, stage};
+use tpb_emu::runtime::{Machine, Program, Role, Staged, Variable, manifest, stage};
 
 fn run(staged: &Arc<Staged>, exec: &mut dyn Executor) -> u64 {
     let mut m = Machine::new(Arc::clone(staged));
@@ -153,6 +156,38 @@ fn transposes() -> Program {
     p
 }
 
+/// x (128 × 16 fp32) into SBUF, then 100 times out to the scratch variable
+/// s and back into PSUM, then out to y.
+fn scratch_round_trips() -> Program {
+    let bytes: Vec<u8> = (0..128 * 16u32)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .collect();
+    let mut p = Program::new(Arch::Cayman);
+    p.add(Variable::input("x", 1, Dtype::FP32, &[128, 16], bytes));
+    p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+    p.add(Variable::zeroed(
+        "s",
+        3,
+        Dtype::FP32,
+        &[128, 16],
+        Role::Scratch,
+    ));
+    let sp = (Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) as i32 / 4;
+    let pp = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32 / 4;
+    let sbuf = walk(on_chip(Region::Sbuf.addr(0, 0)), [1, sp], [16, 128], 4);
+    let psum = walk(on_chip(Region::Psum.addr(0, 0)), [1, pp], [16, 128], 4);
+    let rows = |id| walk(var(id, 0), [1, 16], [16, 128], 4);
+    let fp32 = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
+    let mut recs = vec![fp32(rows(1), sbuf)];
+    for _ in 0..100 {
+        recs.push(fp32(sbuf, rows(3)));
+        recs.push(fp32(rows(3), psum));
+    }
+    recs.push(fp32(psum, rows(2)));
+    p.set_stream(Engine::Pool, &recs);
+    p
+}
+
 fn main() {
     let budget = Duration::from_millis(
         std::env::var("PROGRAMS_BENCH_MS")
@@ -219,6 +254,20 @@ fn main() {
         std::hint::black_box(stage(&p).expect("stages"));
     });
     let name = "200 on-chip transposes (128 x 16 fp32)";
+    let s = time(budget, || n = run(&staged, &mut cpu));
+    row(name, "cpu", stage_s, s, n);
+    if let Some(g) = &gpu {
+        let mut exec = GpuExecutor::new(g, Arch::Cayman).expect("executor");
+        let s = time(budget, || n = run(&staged, &mut exec));
+        row(name, &format!("gpu: {}", g.adapter.name), stage_s, s, n);
+    }
+
+    let p = scratch_round_trips();
+    let staged = Arc::new(stage(&p).expect("stages"));
+    let stage_s = time(budget, || {
+        std::hint::black_box(stage(&p).expect("stages"));
+    });
+    let name = "200 DMAs via a scratch variable (128 x 16 fp32)";
     let s = time(budget, || n = run(&staged, &mut cpu));
     row(name, "cpu", stage_s, s, n);
     if let Some(g) = &gpu {

@@ -2,7 +2,9 @@
 // move at once (no dst byte written twice, no byte both read and written:
 // `ChipDma::runs_at_once`): one invocation per element, or per `unit`-byte
 // piece of an element copied verbatim. Addresses follow SPEC §3's map, so a
-// walk may cross partitions (a transpose). The CPU reference is
+// walk may cross partitions (a transpose). A walk in held DRAM (the window
+// after PSUM) is flat: shift 31, 0 bytes per partition, since its addresses
+// stay below 2^31. The CPU reference is
 // `runtime::dma` (`between`, `within`); the conversions are convert.wgsl's.
 
 // EC-23: different dtypes convert in → f32 → out (elements of the dtypes'

@@ -138,6 +138,41 @@ pub trait Executor {
     ) -> Result<bool, BackendError> {
         Ok(false)
     }
+    /// Takes device DRAM for the backend to hold during a run, so that DMAs
+    /// between it and SBUF/PSUM run behind the queued ops
+    /// ([`Executor::chip_dma`] with a [`crate::device::Place::HeldDram`]
+    /// walk) and nothing of it crosses to the host until
+    /// [`Executor::release_dram`]: a window of `len` bytes, zero but for
+    /// `init`'s pieces (window offset, bytes). Called at the start of a run,
+    /// before any op; `Ok(false)`, the default: the backend holds no DRAM
+    /// (too large for it, or it keeps no memory of its own) and the host
+    /// keeps all of DRAM.
+    fn hold_dram(&mut self, _len: u64, _init: &[(u64, &[u8])]) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+    /// True when [`Executor::chip_dma`] takes `dma`, a DMA between SBUF or
+    /// PSUM and held DRAM, whatever else has happened: the runtime holds a
+    /// variable only if every DMA that touches it passes. The default: no.
+    fn takes_held_dma(&self, _dma: &ChipDma) -> bool {
+        false
+    }
+    /// Ends [`Executor::hold_dram`]: hands `sink` the bytes of each of
+    /// `ranges` (window offsets) as every op queued so far leaves them,
+    /// its index in `ranges` with them; the window is dropped. `mem` is the
+    /// host's copy of SBUF and PSUM, for queued ops that still need it.
+    /// Called before [`Executor::finish`] or [`Executor::settle`] when the
+    /// backend holds DRAM.
+    fn release_dram(
+        &mut self,
+        _mem: &DeviceMemory,
+        ranges: &[Range<u64>],
+        _sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError> {
+        match ranges {
+            [] => Ok(()),
+            _ => Err(BackendError::new(self.name(), "holds no DRAM")),
+        }
+    }
     /// Completes deferred work and reports its failures, like
     /// [`Executor::finish`], for a caller that needs nothing of device
     /// memory afterwards (it reads only DRAM): bytes the backend holds

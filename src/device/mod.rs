@@ -24,7 +24,7 @@ pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
 pub use exec::{BackendError, Capture, Executor, HostRange, HostWrite};
 pub use memory::{DeviceMemory, MemError};
-pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, PoolOp, TtOp};
+pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 
 use crate::isa::opcode::OpcodeClass;
 use crate::isa::record::Record;

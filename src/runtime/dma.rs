@@ -13,7 +13,7 @@
 use super::image::DramImage;
 use super::stage::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
-use crate::device::{ChipDma, ChipWalk, DeviceMemory, HostRange, HostWrite};
+use crate::device::{ChipDma, ChipWalk, DeviceMemory, HostRange, HostWrite, Place};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
 use crate::isa::validate::Operand;
@@ -585,18 +585,28 @@ pub(crate) fn rows_into_chip<'a>(
     Some(writes.collect())
 }
 
-/// A DMA between on-chip places as the device op a backend may run itself
-/// ([`crate::device::Executor::chip_dma`]); `None` when a walk is in DRAM.
-pub(crate) fn chip_dma(p: &DmaPlan) -> Option<ChipDma> {
-    let walk = |w: &WalkPlan| match w.space {
-        Space::OnChip(region) => Some(ChipWalk {
-            region,
-            start: (w.start - w.base) as u64,
+/// A DMA as the device op a backend may run itself
+/// ([`crate::device::Executor::chip_dma`]): between on-chip places, or
+/// with `held`, between one and DRAM the backend holds, `held` being a DRAM
+/// address minus its address in the held window. `None` for a DMA from
+/// DRAM to DRAM, and for one with a DRAM walk without `held`.
+pub(crate) fn chip_dma(p: &DmaPlan, held: Option<i64>) -> Option<ChipDma> {
+    if p.src.space == Space::Dram && p.dst.space == Space::Dram {
+        return None;
+    }
+    let walk = |w: &WalkPlan| {
+        let (place, start) = match (w.space, held) {
+            (Space::OnChip(region), _) => (Place::Chip(region), w.start - w.base),
+            (Space::Dram, Some(delta)) => (Place::HeldDram, w.start - delta),
+            (Space::Dram, None) => return None,
+        };
+        Some(ChipWalk {
+            place,
+            start: start as u64,
             step: w.step,
             num: w.num,
             elem: w.elem as u64,
-        }),
-        Space::Dram => None,
+        })
     };
     Some(ChipDma {
         src: walk(&p.src)?,

@@ -26,6 +26,7 @@
 
 pub mod build;
 mod dma;
+mod held;
 mod image;
 pub mod lower;
 pub mod manifest;

@@ -17,11 +17,13 @@
 
 use super::DEFAULT_MAX_RECORDS;
 use super::dma::{self, DmaPlan};
+use super::held::HeldDram;
 use super::image::DramImage;
 use super::stage::{Cond, Op, Staged, Step, To};
 use super::timeline::Timeline;
 use crate::device::{
-    Capture, DeviceMemory, DispatchError, Executor, HostRange, Trace, Validated, dispatch,
+    BackendError, Capture, DeviceMemory, DispatchError, Executor, HostRange, Trace, Validated,
+    dispatch,
 };
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::{Engine, UpdateMode, WaitMode};
@@ -332,6 +334,11 @@ pub struct Machine {
     /// Callers read only DRAM after a run: the backend settles instead of
     /// finishing ([`Machine::set_dram_only`]).
     dram_only: bool,
+    /// The variables a backend that keeps memory may hold, worked out at
+    /// the first run with one (by its name).
+    held_plan: Option<(&'static str, Arc<HeldDram>)>,
+    /// The variables the backend holds during this run.
+    held: Option<Arc<HeldDram>>,
 }
 
 /// A DMA whose host half waits on a capture of its source.
@@ -398,6 +405,8 @@ impl Machine {
             timeline: None,
             deferred: Vec::new(),
             dram_only: false,
+            held_plan: None,
+            held: None,
         }
     }
 
@@ -538,6 +547,7 @@ impl Machine {
             // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
             exec.host_zeroed(&self.mem)?;
         }
+        self.hold_dram(exec, total == 0)?;
         let result = loop {
             match self.pick(trace) {
                 Some(e) => {
@@ -572,19 +582,114 @@ impl Machine {
                 None => break Err(RunError::Deadlock(self.deadlock())),
             }
         };
-        // Deferred DMAs land in DRAM, and deferred backend work in host
-        // memory, whatever happened.
+        // Deferred DMAs land in DRAM, held DRAM comes back, and deferred
+        // backend work lands in host memory, whatever happened.
         let landed = self.land_deferred(exec);
         // A run that stopped early may be inspected or resumed: it gets
         // its memory back whatever `dram_only` says.
-        let done = if self.dram_only && result.is_ok() && landed.is_ok() {
+        let whole = !(self.dram_only && result.is_ok() && landed.is_ok());
+        let released = match self.held.take() {
+            Some(h) => h.release(exec, &self.mem, &mut self.dram, !whole),
+            None => Ok(()),
+        };
+        let done = if !whole && released.is_ok() {
             exec.settle(&mut self.mem)
         } else {
             exec.finish(&mut self.mem)
         };
         result?;
         landed?;
+        released?;
         done?;
+        Ok(())
+    }
+
+    /// Hands a backend that keeps memory the DRAM variables it can hold
+    /// for this run ([`HeldDram`]), with their bytes (only the inputs'
+    /// `at_start`).
+    fn hold_dram(&mut self, exec: &mut dyn Executor, at_start: bool) -> Result<(), RunError> {
+        self.held = None;
+        if !exec.keeps_memory() || self.staged.dram.slots.is_empty() {
+            return Ok(());
+        }
+        let plan = match &self.held_plan {
+            Some((name, plan)) if *name == exec.name() => Arc::clone(plan),
+            _ => {
+                let plan = Arc::new(HeldDram::plan(&self.staged, exec));
+                self.held_plan = Some((exec.name(), Arc::clone(&plan)));
+                plan
+            }
+        };
+        if !plan.vars.is_empty() && plan.hold(exec, &self.dram, at_start)? {
+            self.held = Some(plan);
+        }
+        Ok(())
+    }
+
+    /// Runs DMA record `idx` of engine `e` (its semaphore aside): on the
+    /// backend when it holds the DRAM variable it touches, else on the host,
+    /// handing the backend what it reads and writes of SBUF/PSUM.
+    fn dma(
+        &mut self,
+        plan: &DmaPlan,
+        e: usize,
+        idx: usize,
+        exec: &mut dyn Executor,
+    ) -> Result<(), RunError> {
+        if let Some(d) = self.held.as_ref().and_then(|h| h.dma(plan)) {
+            // The backend said it would run every DMA of the variable when
+            // it was chosen ([`HeldDram::plan`]).
+            let (ranges, written) = plan.host_ranges();
+            let (read, wrote) = ranges.split_at(written);
+            return match exec.chip_dma(&d, &self.mem, read, wrote)? {
+                true => Ok(()),
+                false => Err(RunError::Backend(BackendError::new(
+                    exec.name(),
+                    format!("refused a DMA of DRAM it holds ({plan})"),
+                ))),
+            };
+        }
+        // DRAM bytes a deferred DMA still owes are landed before
+        // any DMA reads or writes them.
+        if plan
+            .dram_hulls()
+            .any(|(lo, hi)| self.deferred.iter().any(|d| lo < d.hull.1 && d.hull.0 < hi))
+        {
+            self.land_deferred(exec)?;
+        }
+        // Only a backend with its own copy of memory is told what
+        // the host reads and writes; on the others `mem` is the truth.
+        let shared = plan.touches_on_chip() && exec.keeps_memory();
+        let (ranges, written) = if shared {
+            plan.host_ranges()
+        } else {
+            (Vec::new(), 0)
+        };
+        let capture = if shared && plan.on_chip_to_dram() {
+            exec.capture(&self.mem, &ranges)?
+        } else {
+            None
+        };
+        if let Some(capture) = capture {
+            let hull = plan.dram_hulls().next().expect("a DMA to DRAM");
+            self.deferred.push(Deferred {
+                engine: e,
+                index: idx,
+                ranges,
+                capture,
+                hull,
+            });
+        } else if !shared {
+            dma::execute(plan, &mut self.mem, &mut self.dram);
+        } else if !self.backend_took(plan, &ranges, written, exec)? {
+            // Deferred datapath work must land in the bytes the host
+            // reads or writes, and what it writes must reach the backend.
+            exec.host_access(&mut self.mem, &ranges)?;
+            dma::execute(plan, &mut self.mem, &mut self.dram);
+            if written < ranges.len() {
+                exec.host_wrote(&self.mem, &ranges[written..])?;
+            }
+        }
         Ok(())
     }
 
@@ -605,7 +710,7 @@ impl Machine {
         if let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) {
             return Ok(exec.host_write(&self.mem, wrote, &writes)?);
         }
-        match dma::chip_dma(plan) {
+        match dma::chip_dma(plan, None) {
             Some(d) => Ok(exec.chip_dma(&d, &self.mem, read, wrote)?),
             None => Ok(false),
         }
@@ -808,47 +913,7 @@ impl Machine {
                 }
             }
             Op::Dma(plan) => {
-                // DRAM bytes a deferred DMA still owes are landed before
-                // any DMA reads or writes them.
-                if plan
-                    .dram_hulls()
-                    .any(|(lo, hi)| self.deferred.iter().any(|d| lo < d.hull.1 && d.hull.0 < hi))
-                {
-                    self.land_deferred(exec)?;
-                }
-                // Only a backend with its own copy of memory is told what
-                // the host reads and writes; on the others `mem` is the truth.
-                let shared = plan.touches_on_chip() && exec.keeps_memory();
-                let (ranges, written) = if shared {
-                    plan.host_ranges()
-                } else {
-                    (Vec::new(), 0)
-                };
-                let capture = if shared && plan.on_chip_to_dram() {
-                    exec.capture(&self.mem, &ranges)?
-                } else {
-                    None
-                };
-                if let Some(capture) = capture {
-                    let hull = plan.dram_hulls().next().expect("a DMA to DRAM");
-                    self.deferred.push(Deferred {
-                        engine: e,
-                        index: idx,
-                        ranges,
-                        capture,
-                        hull,
-                    });
-                } else if !shared {
-                    dma::execute(plan, &mut self.mem, &mut self.dram);
-                } else if !self.backend_took(plan, &ranges, written, exec)? {
-                    // Deferred datapath work must land in the bytes the host
-                    // reads or writes, and what it writes must reach the backend.
-                    exec.host_access(&mut self.mem, &ranges)?;
-                    dma::execute(plan, &mut self.mem, &mut self.dram);
-                    if written < ranges.len() {
-                        exec.host_wrote(&self.mem, &ranges[written..])?;
-                    }
-                }
+                self.dma(plan, e, idx, exec)?;
                 let s = &mut self.sems[plan.sem as usize];
                 *s = s.wrapping_add(plan.inc as i32);
             }

@@ -17,7 +17,7 @@ use tpb_emu::limits::Arch;
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::{Machine, Program, stage};
 
-fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
+pub(crate) fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
     let mut m = Machine::new(stage(p).expect("stages"));
     m.run(exec, &mut NoTrace).expect("runs");
     m
@@ -75,7 +75,7 @@ fn random_program(seed: u64, n: usize) -> (Program, usize) {
     (base, dmas_after_pool)
 }
 
-fn same_memory(a: &DeviceMemory, b: &DeviceMemory) -> Option<String> {
+pub(crate) fn same_memory(a: &DeviceMemory, b: &DeviceMemory) -> Option<String> {
     common::first_difference(a, b)
         .map(|(r, i, x, y)| format!("{r:?} byte {i}: gpu {x:#04x}, cpu {y:#04x}"))
 }
@@ -122,7 +122,7 @@ fn one_executor_runs_program_after_program() {
 }
 
 /// `n` fp32 elements from SBUF `offset` in each of the 128 partitions.
-fn sbuf(offset: u32, n: u16) -> DmaWalk {
+pub(crate) fn sbuf(offset: u32, n: u16) -> DmaWalk {
     // Elements from one partition to the next, for 4-byte elements.
     let part = ((Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) / 4) as i32;
     walk(
@@ -134,7 +134,7 @@ fn sbuf(offset: u32, n: u16) -> DmaWalk {
 }
 
 /// Variable `id`'s first 128 rows of `n` fp32 elements.
-fn dram(id: u32, n: u16) -> DmaWalk {
+pub(crate) fn dram(id: u32, n: u16) -> DmaWalk {
     walk(var(id, 0), [1, n as i32], [n, 128], 4)
 }
 
@@ -155,7 +155,7 @@ fn x_to_y(bytes: &[u8], n: u64) -> Program {
 }
 
 /// An fp32 DMA that increments nothing.
-fn dma(src: DmaWalk, dst: DmaWalk) -> Record {
+pub(crate) fn dma(src: DmaWalk, dst: DmaWalk) -> Record {
     dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0)
 }
 

@@ -1,12 +1,13 @@
-//! The GPU kernel of on-chip DMAs (`shaders/dma.wgsl`): a [`ChipDma`] as
+//! The GPU kernel of DMAs between on-chip places, or between one and held
+//! DRAM (`shaders/dma.wgsl`): a [`ChipDma`] as
 //! one dispatch, one invocation per element (converting) or per aligned
 //! piece of an element (copying bytes). Conversion is the one override
 //! constant, so the family has two pipelines.
 
 use super::batch::{Dispatch, EncodeCx};
 use super::kernels::{PipelineKey, Shader, grid};
-use super::memory::region_base;
-use crate::device::ops::{ChipDma, ChipWalk};
+use super::memory::{memory_bytes, region_base};
+use crate::device::ops::{ChipDma, ChipWalk, Place};
 use bytemuck::{Pod, Zeroable};
 
 /// `struct DmaWalk` of shaders/dma.wgsl.
@@ -68,13 +69,23 @@ pub fn variants() -> Vec<PipelineKey> {
 
 fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
     let step = |s: i64| i32::try_from(s).ok().map(|s| s as u32);
+    let (base, shift, active) = match w.place {
+        Place::Chip(r) => (
+            region_base(r, cx.arch),
+            r.partition_shift(),
+            r.active_bytes(cx.arch),
+        ),
+        // One partition as long as the window may be: every address of
+        // held DRAM is below 2^31 (MAX_HELD_DRAM), so `a >> 31` is 0.
+        Place::HeldDram => (u32::try_from(memory_bytes(cx.arch)).ok()?, 31, 0),
+    };
     Some(DmaWalkParams {
         start: u32::try_from(w.start).ok()?,
         step: [step(w.step[0])?, step(w.step[1])?],
         num0: u32::try_from(w.num[0]).ok()?.max(1),
-        base: region_base(w.region, cx.arch),
-        shift: w.region.partition_shift(),
-        active: w.region.active_bytes(cx.arch),
+        base,
+        shift,
+        active,
         pad: 0,
     })
 }

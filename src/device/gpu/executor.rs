@@ -20,9 +20,10 @@ use super::newer::Newer;
 use super::params::{add_by_bits, row_per_max, rows_max_chunks};
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
-use crate::device::ops::{ChipDma, Op};
+use crate::device::ops::{ChipDma, Op, Place};
 use crate::device::{BackendError, Capture, Executor, HostRange, HostWrite};
 use crate::limits::Arch;
+use std::ops::Range;
 
 /// Runs device ops on a GPU.
 pub struct GpuExecutor<'g> {
@@ -50,8 +51,10 @@ pub struct GpuExecutor<'g> {
     own_upload_bytes: u64,
     /// Bytes the last `finish` read back.
     finish_read_back: u64,
-    /// On-chip DMAs run as kernels ([`Executor::chip_dma`]).
+    /// DMAs run as kernels ([`Executor::chip_dma`]).
     chip_dmas: u64,
+    /// The memory buffer holds a window of DRAM ([`Executor::hold_dram`]).
+    holds_dram: bool,
     /// Ops queued and host accesses so far: a capture taken when this was
     /// what it is now holds its bytes as the run leaves them.
     touched: u64,
@@ -121,6 +124,7 @@ impl<'g> GpuExecutor<'g> {
             own_upload_bytes: 0,
             finish_read_back: 0,
             chip_dmas: 0,
+            holds_dram: false,
             touched: 0,
         })
     }
@@ -145,8 +149,8 @@ impl<'g> GpuExecutor<'g> {
         self.finish_read_back
     }
 
-    /// On-chip DMAs this executor has run as kernels (for tests of which
-    /// DMAs stay on the GPU).
+    /// DMAs this executor has run as kernels, on chip or with held DRAM
+    /// (for tests of which DMAs stay on the GPU).
     pub fn chip_dmas(&self) -> u64 {
         self.chip_dmas
     }
@@ -243,6 +247,7 @@ impl<'g> GpuExecutor<'g> {
             self.finish_read_back = ranges.iter().map(|r| r.bytes.len() as u64).sum();
         }
         self.gpu_holds = false;
+        self.holds_dram = false;
         self.newer.clear();
         self.captures.clear();
         self.batches.clear();
@@ -398,7 +403,11 @@ impl Executor for GpuExecutor<'_> {
         read: &[HostRange],
         written: &[HostRange],
     ) -> Result<bool, BackendError> {
-        if mem.arch() != self.memory.arch() || !dma.runs_at_once(read, written) {
+        let held = [dma.src.place, dma.dst.place].contains(&Place::HeldDram);
+        if mem.arch() != self.memory.arch()
+            || (held && !self.holds_dram)
+            || !dma.runs_at_once(read, written)
+        {
             return Ok(false);
         }
         let Some(d) = super::dma::dispatch(dma, &self.cx) else {
@@ -406,6 +415,36 @@ impl Executor for GpuExecutor<'_> {
         };
         self.chip_dmas += 1;
         self.took(written, Some(Command::Dispatch(d)), mem)
+    }
+
+    fn hold_dram(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, BackendError> {
+        // The buffer may move: nothing may be queued against the old one.
+        if !self.queued.is_empty() {
+            return Ok(false);
+        }
+        self.touched += 1;
+        self.holds_dram = self.memory.hold(len, init).map_err(backend)?;
+        Ok(self.holds_dram)
+    }
+
+    fn takes_held_dma(&self, dma: &ChipDma) -> bool {
+        // Between held DRAM and on-chip bytes no range meets another.
+        dma.runs_at_once(&[], &[]) && super::dma::dispatch(dma, &self.cx).is_some()
+    }
+
+    fn release_dram(
+        &mut self,
+        mem: &DeviceMemory,
+        ranges: &[Range<u64>],
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError> {
+        if !self.holds_dram {
+            return Err(BackendError::new("gpu", "holds no DRAM"));
+        }
+        self.touched += 1;
+        self.run_queued(mem).map_err(backend)?;
+        self.holds_dram = false;
+        self.memory.read_held(ranges, sink).map_err(backend)
     }
 
     fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {

@@ -1,6 +1,8 @@
 //! Device memory on a GPU: SBUF then PSUM of one generation in one storage
 //! buffer, uploaded whole when the host's copy is the truth, otherwise moved
-//! in ranges (what a DMA touches, what kernels wrote). Kernels borrow
+//! in ranges (what a DMA touches, what kernels wrote). During a run the same
+//! buffer may hold a window of device DRAM after PSUM (held DRAM,
+//! [`crate::device::Executor::hold_dram`]), addressed flat. Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
 use super::batch::{Span, by_copies};
@@ -19,7 +21,8 @@ pub fn region_base(region: Region, arch: Arch) -> u32 {
     }
 }
 
-/// Bytes of the GPU memory buffer for `arch`.
+/// Bytes of SBUF and PSUM in the GPU memory buffer for `arch`: where held
+/// DRAM starts.
 pub fn memory_bytes(arch: Arch) -> u64 {
     PARTITIONS as u64 * (Region::Sbuf.active_bytes(arch) + Region::Psum.active_bytes(arch)) as u64
 }
@@ -36,6 +39,7 @@ pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
 pub struct GpuMemory<'g> {
     gpu: &'g Gpu,
     arch: Arch,
+    /// SBUF, PSUM, then room for held DRAM.
     buf: wgpu::Buffer,
     /// Upload staging, reused once the GPU has copied from it.
     belt: std::sync::Mutex<wgpu::util::StagingBelt>,
@@ -54,16 +58,7 @@ impl<'g> GpuMemory<'g> {
                 limits.max_storage_buffer_binding_size
             )));
         }
-        let buf = gpu.scoped(|| {
-            gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("sbuf+psum"),
-                size: bytes,
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_DST
-                    | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            })
-        })?;
+        let buf = memory_buffer(gpu, bytes)?;
         let belt = wgpu::util::StagingBelt::new(gpu.device.clone(), UPLOAD_CHUNK);
         Ok(GpuMemory {
             gpu,
@@ -116,7 +111,7 @@ impl<'g> GpuMemory<'g> {
     /// Copies the GPU's SBUF and PSUM back into `mem`.
     pub fn download(&self, mem: &mut DeviceMemory) -> Result<(), DeviceError> {
         self.check_arch(mem)?;
-        let size = self.buf.size();
+        let size = memory_bytes(self.arch);
         let split = region_base(Region::Psum, self.arch) as usize;
         read_spans(
             self.gpu,
@@ -132,12 +127,96 @@ impl<'g> GpuMemory<'g> {
         )
     }
 
-    /// Sets every byte to zero on the GPU (no copy from the host).
+    /// Sets every byte of SBUF and PSUM to zero on the GPU (no copy from
+    /// the host).
     pub fn zero(&self) -> Result<(), DeviceError> {
         self.gpu.scoped(|| {
             let mut enc = self.gpu.device.create_command_encoder(&Default::default());
-            enc.clear_buffer(&self.buf, 0, None);
+            enc.clear_buffer(&self.buf, 0, Some(memory_bytes(self.arch)));
             self.gpu.queue.submit([enc.finish()]);
+        })
+    }
+
+    /// Makes the `len` bytes after PSUM a window of held DRAM, zero but for
+    /// `init`'s pieces (window offset, bytes), behind every submitted
+    /// command; the buffer grows (SBUF and PSUM copied on the GPU) when it
+    /// is too small. `Ok(false)` when the adapter cannot bind that much, or
+    /// the window would pass [`MAX_HELD_DRAM`]. Call with nothing queued.
+    pub fn hold(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, DeviceError> {
+        let chip = memory_bytes(self.arch);
+        let len = len.next_multiple_of(4);
+        let limits = self.gpu.device.limits();
+        let size = chip + len;
+        if len > MAX_HELD_DRAM
+            || size > limits.max_storage_buffer_binding_size
+            || size > limits.max_buffer_size
+        {
+            return Ok(false);
+        }
+        let grown = (size > self.buf.size())
+            .then(|| memory_buffer(self.gpu, size))
+            .transpose()?;
+        self.gpu.scoped(|| {
+            let mut enc = self.gpu.device.create_command_encoder(&Default::default());
+            if let Some(new) = &grown {
+                enc.copy_buffer_to_buffer(&self.buf, 0, new, 0, chip);
+            }
+            let buf = grown.as_ref().unwrap_or(&self.buf);
+            enc.clear_buffer(buf, chip, Some(len));
+            self.gpu.queue.submit([enc.finish()]);
+            // Writes land at the next submission, after the clear.
+            for &(at, bytes) in init {
+                debug_assert!(at.is_multiple_of(4) && at + bytes.len() as u64 <= len);
+                let whole = bytes.len() & !3;
+                if whole > 0 {
+                    self.gpu.queue.write_buffer(buf, chip + at, &bytes[..whole]);
+                }
+                if whole < bytes.len() {
+                    // The last word, padded with zeros (the window's own).
+                    let mut tail = [0u8; 4];
+                    tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
+                    self.gpu
+                        .queue
+                        .write_buffer(buf, chip + at + whole as u64, &tail);
+                }
+            }
+        })?;
+        if let Some(new) = grown {
+            self.buf = new;
+        }
+        Ok(true)
+    }
+
+    /// Hands `sink` the bytes of each of `ranges` of held DRAM (window
+    /// offsets), with its index: one staging buffer, one submission, one
+    /// wait, behind every submitted command.
+    pub fn read_held(
+        &self,
+        ranges: &[std::ops::Range<u64>],
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), DeviceError> {
+        let chip = memory_bytes(self.arch);
+        // Each range widened to whole words, back to back in the staging.
+        let mut spans = Vec::with_capacity(ranges.len());
+        let mut total = 0;
+        for r in ranges {
+            let (lo, hi) = (r.start & !3, r.end.next_multiple_of(4));
+            spans.push((chip + lo, total, hi - lo));
+            total += hi - lo;
+        }
+        if total == 0 {
+            return Ok(());
+        }
+        let copy = |enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer| {
+            for &(from, at, len) in spans.iter().filter(|s| s.2 > 0) {
+                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
+            }
+        };
+        read_spans(self.gpu, &self.reads, total, copy, |bytes| {
+            for (k, (r, &(_, at, _))) in ranges.iter().zip(&spans).enumerate() {
+                let lo = (at + (r.start & 3)) as usize;
+                sink(k, &bytes[lo..lo + (r.end - r.start) as usize]);
+            }
         })
     }
 
@@ -354,6 +433,24 @@ impl<'g> GpuMemory<'g> {
             )))
         }
     }
+}
+
+/// The most bytes of held DRAM: the window's addresses stay below 2^31,
+/// which `dma.wgsl` reads as one partition (shift 31).
+pub const MAX_HELD_DRAM: u64 = 1 << 31;
+
+/// A storage buffer for device memory of `bytes`.
+fn memory_buffer(gpu: &Gpu, bytes: u64) -> Result<wgpu::Buffer, DeviceError> {
+    gpu.scoped(|| {
+        gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sbuf+psum+dram"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    })
 }
 
 /// Below this many bytes an upload is written on the calling thread.

@@ -1,23 +1,38 @@
-//! A DMA_MEMCPY (EC-23) whose both walks are on chip (SBUF or PSUM), as a
-//! backend that keeps its own copy of device memory may run it
-//! ([`crate::device::Executor::chip_dma`]): the runtime resolves and checks
-//! the record (`runtime::dma`) and runs it on the host when no backend
-//! takes it. Such DMAs are how a program moves data across partitions.
+//! A DMA_MEMCPY (EC-23) between places a backend that keeps its own copy of
+//! device memory holds, as it may run it ([`crate::device::Executor::chip_dma`]):
+//! both walks on chip (SBUF or PSUM), or one on chip and the other in the
+//! device DRAM the backend holds for the run ([`crate::device::Executor::hold_dram`]).
+//! The runtime resolves and checks the record (`runtime::dma`) and runs it
+//! on the host when no backend takes it. On-chip DMAs are how a program
+//! moves data across partitions; DMAs to and from held DRAM keep a
+//! program's DRAM variables on the backend.
 //!
-//! A walk's element `(i, j)` (i fastest) is at on-chip address
-//! `start + j·step[1] + i·step[0]` (bytes), read through SPEC §3's map:
-//! partition `rel >> shift`, byte `rel & (2^shift − 1)` of it.
+//! A walk's element `(i, j)` (i fastest) is at address
+//! `start + j·step[1] + i·step[0]` (bytes). On chip it is read through
+//! SPEC §3's map: partition `rel >> shift`, byte `rel & (2^shift − 1)` of it;
+//! in held DRAM it is a byte of the held window.
 
 use crate::device::HostRange;
 use crate::device::convert::{InType, OutType};
 use crate::isa::tensor::Region;
 
-/// One side of an on-chip DMA, in bytes.
+/// Where a [`ChipWalk`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// SBUF or PSUM, addressed through SPEC §3's map.
+    Chip(Region),
+    /// The device DRAM the backend holds for the run
+    /// ([`crate::device::Executor::hold_dram`]): flat, from its first byte.
+    HeldDram,
+}
+
+/// One side of a DMA a backend may run, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChipWalk {
-    /// SBUF or PSUM.
-    pub region: Region,
-    /// The address of element (0, 0), from the region's base.
+    /// SBUF, PSUM or held DRAM.
+    pub place: Place,
+    /// The address of element (0, 0), from the region's base (in held
+    /// DRAM, from the held window's first byte).
     pub start: u64,
     /// Steps in bytes, dim 0 fastest.
     pub step: [i64; 2],
@@ -50,7 +65,7 @@ impl ChipWalk {
     }
 }
 
-/// An on-chip to on-chip DMA_MEMCPY.
+/// A DMA_MEMCPY between on-chip places, or between one and held DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChipDma {
     /// The source walk.
@@ -74,7 +89,8 @@ impl ChipDma {
     /// walks' bytes per partition ([`HostRange`]s, from the first byte
     /// touched to the last), each list in increasing order as the runtime
     /// makes them (one region each, a range per partition): one sweep
-    /// through both, not every pair.
+    /// through both, not every pair. A walk in held DRAM has no ranges: it
+    /// meets no on-chip byte.
     pub fn runs_at_once(&self, read: &[HostRange], written: &[HostRange]) -> bool {
         debug_assert!(read.is_sorted_by_key(|r| (r.region, r.bytes.start)));
         debug_assert!(written.is_sorted_by_key(|r| (r.region, r.bytes.start)));
@@ -104,7 +120,7 @@ mod tests {
 
     fn w(start: u64, step: [i64; 2], num: [u64; 2], elem: u64) -> ChipWalk {
         ChipWalk {
-            region: Region::Sbuf,
+            place: Place::Chip(Region::Sbuf),
             start,
             step,
             num,

@@ -15,7 +15,7 @@ pub mod tensor_tensor;
 use crate::device::Validated;
 use crate::isa::opcode::OpcodeClass;
 
-pub use chip_dma::{ChipDma, ChipWalk};
+pub use chip_dma::{ChipDma, ChipWalk, Place};
 pub use copy::CopyOp;
 pub use cross_lane::ClrOp;
 pub use iota::IotaOp;
