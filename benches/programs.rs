@@ -130,15 +130,22 @@ fn row(name: &str, backend: &str, stage_s: f64, run_s: f64, records: u64) {
     );
 }
 
-/// x (128 × 16 fp32) into SBUF, transposed into PSUM and back 100 times,
-/// then out to y.
-fn transposes() -> Program {
+/// A program with the input x (id 1) and the output y (id 2), both 128 ×
+/// 16 fp32, and no records yet.
+fn x_and_y() -> Program {
     let bytes: Vec<u8> = (0..128 * 16u32)
         .flat_map(|i| (i as f32).to_le_bytes())
         .collect();
     let mut p = Program::new(Arch::Cayman);
     p.add(Variable::input("x", 1, Dtype::FP32, &[128, 16], bytes));
     p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+    p
+}
+
+/// x (128 × 16 fp32) into SBUF, transposed into PSUM and back 100 times,
+/// then out to y.
+fn transposes() -> Program {
+    let mut p = x_and_y();
     // Partition strides in fp32 elements.
     let sp = (Region::Sbuf.addr(1, 0) - Region::Sbuf.addr(0, 0)) as i32 / 4;
     let pp = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32 / 4;
@@ -159,12 +166,7 @@ fn transposes() -> Program {
 /// x (128 × 16 fp32) into SBUF, then 100 times out to the scratch variable
 /// s and back into PSUM, then out to y.
 fn scratch_round_trips() -> Program {
-    let bytes: Vec<u8> = (0..128 * 16u32)
-        .flat_map(|i| (i as f32).to_le_bytes())
-        .collect();
-    let mut p = Program::new(Arch::Cayman);
-    p.add(Variable::input("x", 1, Dtype::FP32, &[128, 16], bytes));
-    p.add(Variable::output("y", 2, Dtype::FP32, &[128, 16]));
+    let mut p = x_and_y();
     p.add(Variable::zeroed(
         "s",
         3,
@@ -248,32 +250,24 @@ fn main() {
     );
     println!("{:<46} staging: {:.0} records/s", "", 100_000.0 / stage_s);
 
-    let p = transposes();
-    let staged = Arc::new(stage(&p).expect("stages"));
-    let stage_s = time(budget, || {
-        std::hint::black_box(stage(&p).expect("stages"));
-    });
-    let name = "200 on-chip transposes (128 x 16 fp32)";
-    let s = time(budget, || n = run(&staged, &mut cpu));
-    row(name, "cpu", stage_s, s, n);
-    if let Some(g) = &gpu {
-        let mut exec = GpuExecutor::new(g, Arch::Cayman).expect("executor");
-        let s = time(budget, || n = run(&staged, &mut exec));
-        row(name, &format!("gpu: {}", g.adapter.name), stage_s, s, n);
-    }
-
-    let p = scratch_round_trips();
-    let staged = Arc::new(stage(&p).expect("stages"));
-    let stage_s = time(budget, || {
-        std::hint::black_box(stage(&p).expect("stages"));
-    });
-    let name = "200 DMAs via a scratch variable (128 x 16 fp32)";
-    let s = time(budget, || n = run(&staged, &mut cpu));
-    row(name, "cpu", stage_s, s, n);
-    if let Some(g) = &gpu {
-        let mut exec = GpuExecutor::new(g, Arch::Cayman).expect("executor");
-        let s = time(budget, || n = run(&staged, &mut exec));
-        row(name, &format!("gpu: {}", g.adapter.name), stage_s, s, n);
+    for (name, p) in [
+        ("200 on-chip transposes (128 x 16 fp32)", transposes()),
+        (
+            "200 DMAs via a scratch variable (128 x 16 fp32)",
+            scratch_round_trips(),
+        ),
+    ] {
+        let staged = Arc::new(stage(&p).expect("stages"));
+        let stage_s = time(budget, || {
+            std::hint::black_box(stage(&p).expect("stages"));
+        });
+        let s = time(budget, || n = run(&staged, &mut cpu));
+        row(name, "cpu", stage_s, s, n);
+        if let Some(g) = &gpu {
+            let mut exec = GpuExecutor::new(g, Arch::Cayman).expect("executor");
+            let s = time(budget, || n = run(&staged, &mut exec));
+            row(name, &format!("gpu: {}", g.adapter.name), stage_s, s, n);
+        }
     }
 
     let p = counted_loop();
