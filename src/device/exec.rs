@@ -143,11 +143,17 @@ pub trait Executor {
     /// ([`Executor::chip_dma`] with a [`crate::device::Place::HeldDram`]
     /// walk) and nothing of it crosses to the host until
     /// [`Executor::release_dram`]: a window of `len` bytes, zero but for
-    /// `init`'s pieces (window offset, bytes). Called at the start of a run,
-    /// before any op; `Ok(false)`, the default: the backend holds no DRAM
-    /// (too large for it, or it keeps no memory of its own) and the host
-    /// keeps all of DRAM.
-    fn hold_dram(&mut self, _len: u64, _init: &[(u64, &[u8])]) -> Result<bool, BackendError> {
+    /// `init`'s pieces (window offset, bytes), for the run on `mem`. Called
+    /// at the start of a run, before any op; `Ok(false)`, the default: the
+    /// backend holds no DRAM (too large for it, memory of another
+    /// generation, or it keeps no memory of its own) and the host keeps all
+    /// of DRAM.
+    fn hold_dram(
+        &mut self,
+        _mem: &DeviceMemory,
+        _len: u64,
+        _init: &[(u64, &[u8])],
+    ) -> Result<bool, BackendError> {
         Ok(false)
     }
     /// True when [`Executor::chip_dma`] takes `dma`, a DMA between SBUF or

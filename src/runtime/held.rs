@@ -121,27 +121,28 @@ impl HeldDram {
         dma::chip_dma(plan, Some(v.lo as i64 - v.at as i64))
     }
 
-    /// Hands the window to `exec` with the variables' bytes in `dram` (only
-    /// the inputs at the start of a program: the rest are zero). False
-    /// when the backend does not take it.
+    /// Hands the window to `exec` with the variables' bytes in `dram`: those
+    /// of each variable that is not all zero (a scratch variable may start
+    /// with bytes, a NEFF's `file` weights; a resumed run's hold what the
+    /// run wrote). False when the backend does not take it.
     pub fn hold(
         &self,
         exec: &mut dyn Executor,
+        mem: &DeviceMemory,
         dram: &DramImage,
-        at_start: bool,
     ) -> Result<bool, BackendError> {
         let init: Vec<(u64, &[u8])> = self
             .vars
             .iter()
-            .filter(|v| !at_start || v.role == Role::Input)
             .filter_map(|v| Some((v.at, dram.get(v.lo, v.hi)?)))
+            .filter(|(_, bytes)| bytes.iter().any(|&b| b != 0))
             .collect();
-        exec.hold_dram(self.len, &init)
+        exec.hold_dram(mem, self.len, &init)
     }
 
     /// Takes the window back from `exec` into `dram`: every variable, or
-    /// only the outputs with `outputs_only` (the scratch bytes are dropped,
-    /// the inputs' are the host's already unless a DMA wrote them).
+    /// only the outputs with `outputs_only` (the others' bytes are dropped:
+    /// `dram` keeps what they held at the start of the run).
     pub fn release(
         &self,
         exec: &mut dyn Executor,

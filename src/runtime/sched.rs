@@ -430,11 +430,14 @@ impl Machine {
 
     /// With `on`, a run that completes ends without bringing the host's
     /// copy of SBUF and PSUM up to date from a backend that holds newer
-    /// bytes ([`Executor::settle`] instead of [`Executor::finish`]), so that
-    /// nothing crosses back that nobody reads: for callers that read only
-    /// DRAM afterwards (outputs). [`Machine::memory`] may then be stale
-    /// (until [`Machine::restart`]). A run that stops with an error still
-    /// finishes. Off by default.
+    /// bytes ([`Executor::settle`] instead of [`Executor::finish`]), and
+    /// without reading back the scratch variables the backend held for the
+    /// run, so that nothing crosses back that nobody reads: for callers that
+    /// read only the output variables afterwards. [`Machine::memory`] may
+    /// then be stale, and so may scratch variables in [`Machine::dram`] and
+    /// [`Machine::variable`] (until [`Machine::restart`]). A run that stops
+    /// with an error still finishes and reads everything back. Off by
+    /// default.
     pub fn set_dram_only(&mut self, on: bool) {
         self.dram_only = on;
     }
@@ -478,7 +481,8 @@ impl Machine {
     }
 
     /// The whole DRAM image (borrowed, unless an input shared with a mapped
-    /// file keeps DRAM in parts: then a copy).
+    /// file keeps DRAM in parts: then a copy). After a run with
+    /// [`Machine::set_dram_only`], scratch variables may be stale.
     pub fn dram(&self) -> Cow<'_, [u8]> {
         self.dram.to_bytes()
     }
@@ -547,7 +551,7 @@ impl Machine {
             // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
             exec.host_zeroed(&self.mem)?;
         }
-        self.hold_dram(exec, total == 0)?;
+        self.hold_dram(exec)?;
         let result = loop {
             match self.pick(trace) {
                 Some(e) => {
@@ -605,9 +609,8 @@ impl Machine {
     }
 
     /// Hands a backend that keeps memory the DRAM variables it can hold
-    /// for this run ([`HeldDram`]), with their bytes (only the inputs'
-    /// `at_start`).
-    fn hold_dram(&mut self, exec: &mut dyn Executor, at_start: bool) -> Result<(), RunError> {
+    /// for this run ([`HeldDram`]), with their bytes.
+    fn hold_dram(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
         self.held = None;
         if !exec.keeps_memory() || self.staged.dram.slots.is_empty() {
             return Ok(());
@@ -620,7 +623,7 @@ impl Machine {
                 plan
             }
         };
-        if !plan.vars.is_empty() && plan.hold(exec, &self.dram, at_start)? {
+        if !plan.vars.is_empty() && plan.hold(exec, &self.mem, &self.dram)? {
             self.held = Some(plan);
         }
         Ok(())

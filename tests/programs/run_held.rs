@@ -139,6 +139,39 @@ fn scratch_variables_stay_on_the_gpu_when_every_dma_of_theirs_can() {
     }
 }
 
+/// A scratch variable may start with bytes (a NEFF's `file` weights): the
+/// GPU holds them from the start, and a DMA that reads the variable before
+/// any writes it sees them.
+#[test]
+fn a_held_scratch_variable_starts_with_its_bytes() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut p = round_trip_program();
+    let weights: Vec<u8> = (0..128 * 16u32)
+        .flat_map(|i| (i as f32 * 0.25 - 7.0).to_le_bytes())
+        .collect();
+    p.variables[1].init = Some(weights.clone().into());
+    p.set_stream(
+        Engine::Pool,
+        &[
+            dma(walk(var(2, 0), [1, 16], [16, 128], 4), sbuf(0, 16)),
+            seed_pool(PoolFunc::MAX_POOL, 128).encode(),
+            dma(sbuf(0, 16), dram(4, 16)),
+        ],
+    );
+    let cpu = run(&mut CpuExecutor::default(), &p);
+    assert_eq!(
+        cpu.variable("y").unwrap(),
+        &weights[..],
+        "the weights moved"
+    );
+    let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+    let mut m = Machine::new(stage(&p).expect("stages"));
+    m.set_dram_only(true);
+    m.run(&mut exec, &mut NoTrace).expect("runs");
+    assert_eq!(exec.chip_dmas(), 1, "`s` was held");
+    assert_eq!(m.variable("y"), cpu.variable("y"));
+}
+
 #[test]
 fn a_scratch_variable_stays_on_the_host_when_one_dma_of_its_cannot_run_on_the_gpu() {
     let Some(gpu) = common::gpu() else { return };
@@ -253,7 +286,9 @@ fn random_programs_through_held_scratch_end_as_on_the_cpu() {
     let mut held_dmas = 0;
     for seed in 0..40u64 {
         let mut rng = fastrand::Rng::with_seed(seed);
-        let mut p = Program::new(Arch::Cayman);
+        // Every generation: their active bytes per partition differ.
+        let arch = [Arch::Cayman, Arch::Sunda, Arch::Mariana][seed as usize % 3];
+        let mut p = Program::new(arch);
         let x: Vec<u8> = (0..4096).map(|_| rng.u8(..)).collect();
         p.add(Variable::input("x", 1, Dtype::INT16, &[2048], x));
         p.add(Variable::zeroed(
@@ -281,7 +316,7 @@ fn random_programs_through_held_scratch_end_as_on_the_cpu() {
         ];
         while recs.len() < 26 {
             let r = if rng.u8(0..3) == 0 {
-                common::random_valid_pool(&mut rng, Target::pool(Arch::Cayman)).encode()
+                common::random_valid_pool(&mut rng, Target::pool(arch)).encode()
             } else {
                 // One DMA in twenty may keep its variable on the host.
                 let tidy = rng.u8(0..20) > 0;
@@ -307,7 +342,7 @@ fn random_programs_through_held_scratch_end_as_on_the_cpu() {
         }
         p.set_stream(Engine::Pool, &recs);
         let cpu = run(&mut CpuExecutor::default(), &p);
-        let mut exec = GpuExecutor::new(&gpu, Arch::Cayman).expect("executor");
+        let mut exec = GpuExecutor::new(&gpu, arch).expect("executor");
         let g = run(&mut exec, &p);
         if seed % 8 == 7 {
             assert_eq!(exec.chip_dmas(), 0, "seed {seed}");

@@ -417,9 +417,14 @@ impl Executor for GpuExecutor<'_> {
         self.took(written, Some(Command::Dispatch(d)), mem)
     }
 
-    fn hold_dram(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, BackendError> {
+    fn hold_dram(
+        &mut self,
+        mem: &DeviceMemory,
+        len: u64,
+        init: &[(u64, &[u8])],
+    ) -> Result<bool, BackendError> {
         // The buffer may move: nothing may be queued against the old one.
-        if !self.queued.is_empty() {
+        if !self.queued.is_empty() || mem.arch() != self.memory.arch() {
             return Ok(false);
         }
         self.touched += 1;

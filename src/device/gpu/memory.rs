@@ -140,8 +140,9 @@ impl<'g> GpuMemory<'g> {
     /// Makes the `len` bytes after PSUM a window of held DRAM, zero but for
     /// `init`'s pieces (window offset, bytes), behind every submitted
     /// command; the buffer grows (SBUF and PSUM copied on the GPU) when it
-    /// is too small. `Ok(false)` when the adapter cannot bind that much, or
-    /// the window would pass [`MAX_HELD_DRAM`]. Call with nothing queued.
+    /// is too small (and stays that size). `Ok(false)` when the adapter
+    /// cannot bind or allocate that much, or the window would pass
+    /// [`MAX_HELD_DRAM`]. Call with nothing queued.
     pub fn hold(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, DeviceError> {
         let chip = memory_bytes(self.arch);
         let len = len.next_multiple_of(4);
@@ -153,9 +154,11 @@ impl<'g> GpuMemory<'g> {
         {
             return Ok(false);
         }
-        let grown = (size > self.buf.size())
-            .then(|| memory_buffer(self.gpu, size))
-            .transpose()?;
+        let grown = match (size > self.buf.size()).then(|| memory_buffer(self.gpu, size)) {
+            // The adapter could not give that much: the host keeps DRAM.
+            Some(Err(DeviceError::OutOfMemory(_))) => return Ok(false),
+            other => other.transpose()?,
+        };
         self.gpu.scoped(|| {
             let mut enc = self.gpu.device.create_command_encoder(&Default::default());
             if let Some(new) = &grown {
