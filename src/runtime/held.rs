@@ -19,15 +19,17 @@ use super::stage::{Op, Staged};
 use crate::device::{BackendError, ChipDma, DeviceMemory, Executor};
 use std::ops::Range;
 
-/// Which variables a backend may hold: scratch only. An input's rows go
-/// up by copy commands as DMAs read them ([`crate::device::Executor::host_write`])
-/// and an output's come back by one copy of what its DMAs read
-/// ([`crate::device::Executor::capture`]); a held one would go through the
-/// DMA kernel instead, and lavapipe runs `bench program` six times slower
-/// that way (10.4 → 62 ms, 16 MiB). A scratch variable held saves a round
-/// trip through the host and a wait for the GPU per DMA that reads it.
-fn holds(role: Role) -> bool {
-    role == Role::Scratch
+/// Which variables a backend may hold: scratch ones that some DMA writes.
+/// An input's rows go up by copy commands as DMAs read them
+/// ([`crate::device::Executor::host_write`]) and an output's come back by
+/// one copy of what its DMAs read ([`crate::device::Executor::capture`]);
+/// a held one would go through the DMA kernel instead, and lavapipe runs
+/// `bench program` six times slower that way (10.4 → 62 ms, 16 MiB). A
+/// scratch variable only read (a NEFF's `file` weights) is an input in
+/// all but name. One that DMAs write, held, saves a round trip through
+/// the host and a wait for the GPU per DMA that reads it back.
+fn holds(role: Role, written: bool) -> bool {
+    role == Role::Scratch && written
 }
 
 /// One held variable.
@@ -49,12 +51,14 @@ pub(crate) struct HeldDram {
 }
 
 impl HeldDram {
-    /// The variables of `staged` that `exec` can hold: each variable no DMA
-    /// keeps on the host, laid out in the window at [`DRAM_ALIGN`] (the
-    /// DRAM layout's alignment, so every walk keeps its alignment).
+    /// The variables of `staged` that `exec` holds: each scratch variable
+    /// that a DMA writes and no DMA keeps on the host, laid out in the
+    /// window at [`DRAM_ALIGN`] (the DRAM layout's alignment, so every walk
+    /// keeps its alignment).
     pub fn plan(staged: &Staged, exec: &dyn Executor) -> HeldDram {
         let slots = &staged.dram.slots;
-        let mut held: Vec<bool> = slots.iter().map(|s| s.len > 0 && holds(s.role)).collect();
+        let mut held: Vec<bool> = slots.iter().map(|s| s.len > 0).collect();
+        let mut written = vec![false; slots.len()];
         // The slots that `[lo, hi)` meets (slots are in address order).
         debug_assert!(slots.is_sorted_by_key(|s| s.base));
         let meets = |lo: i64, hi: i64| {
@@ -76,6 +80,7 @@ impl HeldDram {
                 meets(lo, hi).for_each(|i| held[i] = false);
                 continue;
             };
+            written[i] |= plan.on_chip_to_dram();
             let s = &slots[i];
             let inside = s.base <= lo as u64 && hi as u64 <= s.base + s.len;
             // Window offsets keep DRAM_ALIGN, so the variable's own offsets
@@ -86,7 +91,10 @@ impl HeldDram {
             }
         }
         let mut out = HeldDram::default();
-        for (s, _) in slots.iter().zip(&held).filter(|(_, h)| **h) {
+        for (k, s) in slots.iter().enumerate() {
+            if !(held[k] && holds(s.role, written[k])) {
+                continue;
+            }
             let at = out.len.next_multiple_of(DRAM_ALIGN);
             out.vars.push(HeldVar {
                 lo: s.base,
@@ -198,9 +206,10 @@ mod tests {
             let v = Variable::zeroed(name, k as u32 + 1, Dtype::FP32, &[64], Role::Scratch);
             p.add(v);
         }
-        // In DRAM order: a, b, c, d, e, g.
+        // In DRAM order: a, b, c, d, e, g, h.
         p.add(Variable::input("e", 5, Dtype::FP32, &[64], vec![0; 256]));
         p.add(Variable::zeroed("g", 6, Dtype::FP32, &[64], Role::Scratch));
+        p.add(Variable::zeroed("h", 7, Dtype::FP32, &[64], Role::Scratch));
         let fp32 = |src, dst| dma_memcpy(src, dst, Dtype::FP32, Dtype::FP32, 0, 0);
         let sbuf = contiguous(on_chip(Region::Sbuf.addr(0, 0)), 64, 4);
         let staged = stage(&p).expect("stages");
@@ -224,6 +233,9 @@ mod tests {
                 fp32(contiguous(var(2, 0), 8, 4), contiguous(var(3, 0), 8, 4)),
                 fp32(contiguous(across, 64, 4), sbuf),
                 fp32(sbuf, contiguous(var(5, 0), 64, 4)),
+                fp32(sbuf, contiguous(var(6, 0), 64, 4)),
+                // Only read: an input in all but name.
+                fp32(contiguous(var(7, 0), 64, 4), sbuf),
             ],
         );
         let staged = stage(&p).expect("stages");
@@ -236,14 +248,14 @@ mod tests {
                 (s.name.as_str(), v.at)
             })
             .collect();
-        // `g` is touched by nothing; `e` is an input. Window offsets are
-        // DRAM_ALIGN apart at least.
+        // `e` is an input, `h` only read. Window offsets are DRAM_ALIGN
+        // apart at least.
         assert_eq!(names, [("a", 0), ("g", 256)]);
         assert_eq!(held.len, 512);
         // A DMA whose dst writes an element twice keeps `a` on the host.
         let twice = crate::runtime::build::walk(var(1, 0), [0, 0], [2, 1], 4);
         let mut q = p.clone();
-        let mut recs: Vec<_> = (0..5).map(|i| staged.steps[2][i].record).collect();
+        let mut recs: Vec<_> = (0..7).map(|i| staged.steps[2][i].record).collect();
         recs.push(fp32(
             contiguous(on_chip(Region::Sbuf.addr(0, 0)), 2, 4),
             twice,
