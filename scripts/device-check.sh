@@ -5,7 +5,8 @@
 # 1. correctness: the GPU differential tests (every table case, 2,000 random
 #    records, large records, the rows fast path) against the CPU reference,
 #    and the demo's five configurations checked against a plain reference;
-# 2. the benchmark table on the GPU and on the CPU backend;
+# 2. the benchmark table on the GPU and on the CPU backend, and the
+#    whole-program benchmark on both;
 # 3. PyTorch's max_pool2d / avg_pool2d and a copy on the same shape.
 # Output files land in $OUT (or ./tpb-emu-out) for the closing note.
 set -u
@@ -27,6 +28,8 @@ echo "== bench (gpu, 4 runs per fast-path invocation: the software-adapter choic
 dev-bin/tpb-emu bench pool --backend gpu --repeat 50 --records 10 --rows-runs 4 | tee "$out/bench-gpu-runs4.txt"
 echo "== bench (gpu, half the source words zero: NonzeroWithCount's compaction)"
 dev-bin/tpb-emu bench pool --backend gpu --repeat 50 --records 10 --nonzero-fraction 0.5 | tee "$out/bench-gpu-nz-half.txt"
+echo "== whole programs (benches/programs.rs: on-chip transposes, DMAs via a held scratch variable)"
+PROGRAMS_BENCH_MS=500 dev-bin/programs-bench --bench 2>&1 | tee "$out/bench-programs.txt"
 echo "== bench (cpu backend, this machine's cores)"
 dev-bin/tpb-emu bench pool --backend cpu --repeat 10 | tee "$out/bench-cpu.txt"
 echo "== PyTorch on the same shape"
