@@ -1,8 +1,8 @@
 //! DRAM variables a backend holds for a run (issue #12): on a GPU their bytes
 //! stay in device memory, the DMAs between them and SBUF/PSUM run as
-//! kernels behind the queued ops, and nothing of them crosses to the host
-//! but the inputs at the start and what the host reads at the end
-//! ([`crate::device::Executor::hold_dram`]).
+//! kernels behind the queued ops, and nothing of them crosses between the
+//! host and the GPU but the bytes they start with and what the host reads
+//! at the end ([`crate::device::Executor::hold_dram`]).
 //!
 //! A variable is held only when every DMA that touches it can run on the
 //! backend ([`crate::device::Executor::takes_held_dma`]): its other walk on
