@@ -10,6 +10,11 @@
 // EC-23: different dtypes convert in → f32 → out (elements of the dtypes'
 // sizes); equal dtypes copy bytes.
 override CONVERT: bool = false;
+// Rows of adjacent bytes on both sides, of the same shape, every row start
+// 16-byte aligned and whole 16-byte pieces long: one invocation per piece,
+// moved as a vec4 (a piece never straddles partitions, whose bytes are
+// multiples of 16). `units` is then the pieces per row.
+override ROWS16: bool = false;
 
 // Mirrors `DmaWalkParams` in src/device/gpu/dma.rs.
 struct DmaWalk {
@@ -28,8 +33,8 @@ struct Params {
     src: DmaWalk,
     dst: DmaWalk,
     total: u32,     // invocations with work: elements × units
-    units: u32,     // pieces per element (1 when converting)
-    unit: u32,      // bytes per piece: 1, 2 or 4
+    units: u32,     // pieces per element (1 when converting; ROWS16: per row)
+    unit: u32,      // bytes per piece: 1, 2, 4 or 16
     groups_x: u32,
     in_dtype: u32,
     out_dtype: u32,
@@ -38,11 +43,15 @@ struct Params {
 
 @group(0) @binding(1) var<uniform> params: Params;
 
+// The memory byte of address `a` of walk `w`'s place.
+fn place_byte(w: DmaWalk, a: u32) -> u32 {
+    return w.base + (a >> w.shift) * w.part_bytes + (a & ((1u << w.shift) - 1u));
+}
+
 // The memory byte of element k of walk `w`. The address is exact modulo
 // 2^32, and validation keeps every element's address in the region.
 fn chip_byte(w: DmaWalk, k: u32) -> u32 {
-    let a = w.start + (k / w.num0) * w.step1 + (k % w.num0) * w.step0;
-    return w.base + (a >> w.shift) * w.part_bytes + (a & ((1u << w.shift) - 1u));
+    return place_byte(w, w.start + (k / w.num0) * w.step1 + (k % w.num0) * w.step0);
 }
 
 @compute @workgroup_size(64)
@@ -50,6 +59,14 @@ fn dma(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li
     let p = params;
     let id = invocation(p.groups_x, wg, li);
     if id >= p.total {
+        return;
+    }
+    if ROWS16 {
+        let j = id / p.units;
+        let piece = (id % p.units) * 16u;
+        let s = place_byte(p.src, p.src.start + j * p.src.step1 + piece);
+        let d = place_byte(p.dst, p.dst.start + j * p.dst.step1 + piece);
+        memv[d >> 4u] = memv[s >> 4u];
         return;
     }
     if CONVERT {

@@ -503,7 +503,8 @@ fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
 /// DMAs between on-chip places run on the GPU as kernels
 /// (`Executor::chip_dma`) when every element can move at once, and through
 /// the host otherwise; either way SBUF, PSUM and DRAM end as on the CPU.
-/// The cases: a transpose of 128 × 16 fp32 from SBUF into PSUM (one
+/// The cases: rows of adjacent bytes (16-byte pieces, and rows 4 bytes off
+/// that alignment), a transpose of 128 × 16 fp32 from SBUF into PSUM (one
 /// element per partition along dim 0), fp32 → bf16 and int8 → fp32
 /// conversions, verbatim elements of 6 bytes (2-byte pieces) and of 3
 /// bytes at odd addresses (bytes), PSUM to PSUM with a backward step,
@@ -521,7 +522,23 @@ fn on_chip_dmas_run_as_kernels_when_their_elements_can_move_at_once() {
     let psum_part = (Region::Psum.addr(1, 0) - Region::Psum.addr(0, 0)) as i32;
     let sb = |off| on_chip(Region::Sbuf.addr(0, off));
     let ps = |off| on_chip(Region::Psum.addr(0, off));
-    let cases: [(&str, Record, bool); 9] = [
+    let cases: [(&str, Record, bool); 11] = [
+        (
+            "rows of 64 bytes into PSUM, 16-byte pieces",
+            dma(
+                walk(sb(0), [1, sbuf_part / 4], [16, 128], 4),
+                walk(ps(0x200), [1, psum_part / 4], [16, 128], 4),
+            ),
+            true,
+        ),
+        (
+            "rows of 48 bytes 4 bytes past a 16-byte boundary",
+            dma(
+                walk(sb(4), [1, sbuf_part / 4], [12, 128], 4),
+                walk(ps(0x300), [1, psum_part / 4], [12, 128], 4),
+            ),
+            true,
+        ),
         (
             "transpose into PSUM",
             dma(

@@ -54,17 +54,38 @@ pub struct DmaParams {
     pub pad: [u32; 2],
 }
 
-fn key(convert: bool) -> PipelineKey {
+fn key(convert: bool, rows16: bool) -> PipelineKey {
     PipelineKey {
         shader: Shader::Dma,
         entry: "dma",
-        constants: vec![("CONVERT", convert as u32)],
+        constants: vec![("CONVERT", convert as u32), ("ROWS16", rows16 as u32)],
     }
 }
 
-/// Both pipelines of the family.
+/// The three pipelines of the family: converting, copying pieces of
+/// elements, copying 16-byte pieces of rows.
 pub fn variants() -> Vec<PipelineKey> {
-    vec![key(false), key(true)]
+    vec![key(false, false), key(true, false), key(false, true)]
+}
+
+/// Pieces of 16 bytes per row when `dma` copies rows of adjacent bytes of
+/// the same shape on both sides, every row start 16-byte aligned and rows
+/// whole pieces long (`ROWS16` in dma.wgsl).
+fn rows16(dma: &ChipDma) -> Option<u64> {
+    let (s, d) = (&dma.src, &dma.dst);
+    let row = s.num[0] * s.elem;
+    let aligned = |w: &ChipWalk| {
+        w.step[0] == w.elem as i64
+            && w.start.is_multiple_of(16)
+            && (w.num[1] <= 1 || w.step[1].unsigned_abs().is_multiple_of(16))
+    };
+    (dma.convert.is_none()
+        && s.num == d.num
+        && s.elem == d.elem
+        && row.is_multiple_of(16)
+        && aligned(s)
+        && aligned(d))
+    .then_some(row / 16)
 }
 
 fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
@@ -97,14 +118,16 @@ fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
 pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
     let (src, dst) = (walk(&dma.src, cx)?, walk(&dma.dst, cx)?);
     let align = [dma.src.alignment(), dma.dst.alignment()];
-    let (units, unit, dtypes) = match dma.convert {
-        Some((i, o)) => {
+    let pieces = rows16(dma);
+    let (units, unit, dtypes) = match (pieces, dma.convert) {
+        (Some(n), _) => (n, 16, (0, 0)),
+        (None, Some((i, o))) => {
             if align[0] < dma.src.elem.min(4) || align[1] < dma.dst.elem.min(4) {
                 return None;
             }
             (1, 0, (i.dtype().0 as u32, o.dtype().0 as u32))
         }
-        None => {
+        (None, None) => {
             // The largest piece that divides the element and every address.
             let unit = [4, 2]
                 .into_iter()
@@ -113,7 +136,12 @@ pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
             (dma.src.elem / unit, unit as u32, (0, 0))
         }
     };
-    let total = u32::try_from(dma.elements().checked_mul(units)?).ok()?;
+    // Invocations: a piece of a row each with ROWS16, else a piece of an element.
+    let work = match pieces {
+        Some(n) => dma.src.num[1].checked_mul(n)?,
+        None => dma.elements().checked_mul(units)?,
+    };
+    let total = u32::try_from(work).ok()?;
     let units = u32::try_from(units).ok()?;
     let g = grid(total as u64, cx.max_x);
     let p = DmaParams {
@@ -128,8 +156,58 @@ pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
         pad: [0; 2],
     };
     Some(Dispatch {
-        key: key(dma.convert.is_some()),
+        key: key(dma.convert.is_some(), pieces.is_some()),
         params: bytemuck::bytes_of(&p).to_vec(),
         grid: g,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::convert::{InType, OutType};
+    use crate::isa::tensor::Region;
+
+    fn w(start: u64, step: [i64; 2], num: [u64; 2]) -> ChipWalk {
+        ChipWalk {
+            place: Place::Chip(Region::Sbuf),
+            start,
+            step,
+            num,
+            elem: 4,
+        }
+    }
+
+    fn copy(src: ChipWalk, dst: ChipWalk) -> ChipDma {
+        ChipDma {
+            src,
+            dst,
+            convert: None,
+        }
+    }
+
+    #[test]
+    fn rows_of_whole_aligned_16_byte_pieces_move_as_vec4s() {
+        let rows = w(0, [4, 1 << 18], [16, 128]);
+        // 64-byte rows: four pieces each, whatever the other side's step.
+        assert_eq!(rows16(&copy(rows, w(0x40, [4, 64], [16, 128]))), Some(4));
+        // A row start 4 bytes off, a row of 20 bytes, rows 8 bytes apart.
+        assert_eq!(rows16(&copy(rows, w(4, [4, 64], [16, 128]))), None);
+        assert_eq!(
+            rows16(&copy(w(0, [4, 32], [5, 2]), w(0, [4, 32], [5, 2]))),
+            None
+        );
+        assert_eq!(rows16(&copy(rows, w(0, [4, 8], [16, 128]))), None);
+        // Elements apart, or another shape, or a conversion.
+        assert_eq!(rows16(&copy(rows, w(0, [8, 1024], [16, 128]))), None);
+        assert_eq!(rows16(&copy(rows, w(0, [4, 128], [32, 64]))), None);
+        let mut convert = copy(rows, rows);
+        convert.convert = Some((InType::F32, OutType::F32));
+        assert_eq!(rows16(&convert), None);
+        // One row: its step does not matter.
+        assert_eq!(
+            rows16(&copy(w(16, [4, 3], [8, 1]), w(32, [4, 0], [8, 1]))),
+            Some(2)
+        );
+    }
 }
