@@ -374,3 +374,149 @@ fn random_programs_through_held_scratch_end_as_on_the_cpu() {
     }
     assert!(held_dmas > 300, "only {held_dmas} DMAs ran with held DRAM");
 }
+
+/// The dtype of `es`-byte elements.
+fn int_of(es: u16) -> Dtype {
+    match es {
+        1 => Dtype::INT8,
+        2 => Dtype::INT16,
+        4 => Dtype::FP32,
+        _ => Dtype::INT64,
+    }
+}
+
+/// A random walk on chip of rows of `n[0]` adjacent `es`-byte elements,
+/// 16-byte aligned: near the end of a partition's active bytes (rows that
+/// cross into the next partition on MARIANA's SBUF) or anywhere, rows a
+/// partition or two apart, or a row's length (and some) apart, either way,
+/// or all at one place.
+fn row_walk(rng: &mut fastrand::Rng, arch: Arch, es: u16, n: [u16; 2]) -> DmaWalk {
+    let region = if rng.u8(0..3) > 0 {
+        Region::Sbuf
+    } else {
+        Region::Psum
+    };
+    let active = region.active_bytes(arch);
+    let stride = region.addr(1, 0) - region.addr(0, 0);
+    let row = n[0] as u32 * es as u32;
+    let offset = if rng.bool() && row < active {
+        active - 16 * rng.u32(1..=(row / 16 + 2))
+    } else {
+        16 * rng.u32(0..(active / 16))
+    };
+    let addr = region.addr(rng.u32(0..128), offset);
+    let (es, row) = (es as i32, row as i32);
+    let step1 = match rng.u8(0..5) {
+        0 => (stride as i32 / es) * rng.i32(1..=2),
+        1 => -(stride as i32 / es) * rng.i32(1..=2),
+        2 => row / es + 16 / es * rng.i32(0..=3),
+        3 => -(row / es + 16 / es * rng.i32(0..=3)),
+        _ => 0,
+    };
+    walk(on_chip(addr), [1, step1], n, es as u16)
+}
+
+/// The same in scratch variable 2 (`len` bytes): forwards from a 16-byte
+/// offset, or backwards from near its end.
+fn held_row_walk(rng: &mut fastrand::Rng, es: u16, n: [u16; 2], len: u32) -> DmaWalk {
+    let row = n[0] as u32 * es as u32;
+    let step1 = (row + 16 * rng.u32(0..=2)) / es as u32;
+    if rng.bool() {
+        return walk(var(2, 16 * rng.u32(0..8)), [1, step1 as i32], n, es);
+    }
+    let span = (n[1].max(1) as u32 - 1) * step1 * es as u32 + row;
+    let start = len.saturating_sub(span + 16 * rng.u32(0..4)) & !15;
+    walk(var(2, start), [1, -(step1 as i32)], n, es)
+}
+
+/// DMAs of whole 16-byte pieces of rows (`ROWS16` in dma.wgsl) on every
+/// generation: between SBUF and PSUM places and a held scratch variable,
+/// rows crossing partitions, backward steps, one row, no rows; DRAM, SBUF
+/// and PSUM end as on the CPU. (From an independent review's fuzz test.)
+#[test]
+fn random_row_dmas_in_16_byte_pieces_end_as_on_the_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut kernels = 0;
+    for seed in 0..36u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let arch = [Arch::Sunda, Arch::Cayman, Arch::Mariana][seed as usize % 3];
+        let mut p = Program::new(arch);
+        let x: Vec<u8> = (0..4096).map(|_| rng.u8(..)).collect();
+        p.add(Variable::input("x", 1, Dtype::INT8, &[4096], x));
+        let len = 8192u32;
+        p.add(Variable::zeroed(
+            "a",
+            2,
+            Dtype::INT8,
+            &[len as u64],
+            Role::Scratch,
+        ));
+        let int8 = |src, dst| dma_memcpy(src, dst, Dtype::INT8, Dtype::INT8, 0, 0);
+        let stride = |r: Region| (r.addr(1, 0) - r.addr(0, 0)) as i32;
+        // Data at both ends of every partition of SBUF and PSUM, then in `a`.
+        let mut recs = Vec::new();
+        for r in [Region::Sbuf, Region::Psum] {
+            for k in 0..8u32 {
+                for at in [k * 32, r.active_bytes(arch) - 32 * (k + 1)] {
+                    recs.push(int8(
+                        walk(var(1, 0), [1, 32], [32, 128], 1),
+                        walk(on_chip(r.addr(0, at)), [1, stride(r)], [32, 128], 1),
+                    ));
+                }
+            }
+        }
+        recs.push(int8(
+            walk(
+                on_chip(Region::Sbuf.addr(0, 0)),
+                [1, stride(Region::Sbuf)],
+                [32, 128],
+                1,
+            ),
+            walk(var(2, 0), [1, 32], [32, 128], 1),
+        ));
+        let mut added = 0;
+        while added < 12 {
+            let es = [1u16, 2, 4, 8][rng.usize(0..4)];
+            let n = [
+                16 / es * rng.u16(1..=4),
+                [0, 1, 2, 3, 5, 8][rng.usize(0..6)],
+            ];
+            let (src, dst) = match rng.u8(0..4) {
+                0 => (
+                    held_row_walk(&mut rng, es, n, len),
+                    row_walk(&mut rng, arch, es, n),
+                ),
+                1 => (
+                    row_walk(&mut rng, arch, es, n),
+                    held_row_walk(&mut rng, es, n, len),
+                ),
+                _ => (
+                    row_walk(&mut rng, arch, es, n),
+                    row_walk(&mut rng, arch, es, n),
+                ),
+            };
+            let r = dma_memcpy(src, dst, int_of(es), int_of(es), 0, 0);
+            let mut q = p.clone();
+            q.set_stream(Engine::Pool, &[r]);
+            if stage(&q).is_ok() {
+                recs.push(r);
+                added += 1;
+            }
+        }
+        // `a` read back into SBUF at the end.
+        recs.push(int8(
+            walk(var(2, 0), [1, 0], [16, 1], 1),
+            walk(on_chip(Region::Sbuf.addr(5, 16)), [1, 0], [16, 1], 1),
+        ));
+        p.set_stream(Engine::Pool, &recs);
+        let cpu = run(&mut CpuExecutor::default(), &p);
+        let mut exec = GpuExecutor::new(&gpu, arch).expect("executor");
+        let g = run(&mut exec, &p);
+        kernels += exec.chip_dmas();
+        assert!(g.dram() == cpu.dram(), "seed {seed} {arch:?}: DRAM differs");
+        if let Some(d) = same_memory(g.memory(), cpu.memory()) {
+            panic!("seed {seed} {arch:?}: {d}");
+        }
+    }
+    assert!(kernels > 200, "only {kernels} DMAs ran as kernels");
+}
