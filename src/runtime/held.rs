@@ -19,8 +19,8 @@ use super::stage::{Op, Staged};
 use crate::device::{BackendError, ChipDma, DeviceMemory, Executor};
 use std::ops::Range;
 
-/// Which variables a backend may hold: scratch ones that some DMA writes.
-/// An input's rows go up by copy commands as DMAs read them
+/// Which variables a backend may hold: scratch ones (and of those, the
+/// ones some DMA writes, [`HeldDram::plan`]). An input's rows go up by copy commands as DMAs read them
 /// ([`crate::device::Executor::host_write`]) and an output's come back by
 /// one copy of what its DMAs read ([`crate::device::Executor::capture`]);
 /// a held one would go through the DMA kernel instead, and lavapipe runs
@@ -28,8 +28,8 @@ use std::ops::Range;
 /// scratch variable only read (a NEFF's `file` weights) is an input in
 /// all but name. One that DMAs write, held, saves a round trip through
 /// the host and a wait for the GPU per DMA that reads it back.
-fn holds(role: Role, written: bool) -> bool {
-    role == Role::Scratch && written
+fn may_hold(role: Role) -> bool {
+    role == Role::Scratch
 }
 
 /// One held variable.
@@ -40,7 +40,6 @@ pub(crate) struct HeldVar {
     pub hi: u64,
     /// Where it starts in the held window.
     pub at: u64,
-    pub role: Role,
 }
 
 /// The variables a backend holds, in DRAM order, and the window's length.
@@ -57,7 +56,14 @@ impl HeldDram {
     /// keeps its alignment).
     pub fn plan(staged: &Staged, exec: &dyn Executor) -> HeldDram {
         let slots = &staged.dram.slots;
-        let mut held: Vec<bool> = slots.iter().map(|s| s.len > 0).collect();
+        // Candidates until a DMA says otherwise; none, nothing to scan.
+        let mut held: Vec<bool> = slots
+            .iter()
+            .map(|s| s.len > 0 && may_hold(s.role))
+            .collect();
+        if !held.contains(&true) {
+            return HeldDram::default();
+        }
         let mut written = vec![false; slots.len()];
         // The slots that `[lo, hi)` meets (slots are in address order).
         debug_assert!(slots.is_sorted_by_key(|s| s.base));
@@ -92,7 +98,7 @@ impl HeldDram {
         }
         let mut out = HeldDram::default();
         for (k, s) in slots.iter().enumerate() {
-            if !(held[k] && holds(s.role, written[k])) {
+            if !(held[k] && written[k]) {
                 continue;
             }
             let at = out.len.next_multiple_of(DRAM_ALIGN);
@@ -100,7 +106,6 @@ impl HeldDram {
                 lo: s.base,
                 hi: s.base + s.len,
                 at,
-                role: s.role,
             });
             out.len = at + s.len;
         }
@@ -148,24 +153,20 @@ impl HeldDram {
         exec.hold_dram(mem, self.len, &init)
     }
 
-    /// Takes the window back from `exec` into `dram`: every variable, or
-    /// only the outputs with `outputs_only` (the others' bytes are dropped:
-    /// `dram` keeps what they held at the start of the run).
+    /// Takes the window back from `exec` into `dram`, or with `discard` lets
+    /// it go (the variables, all scratch, keep in `dram` the bytes they
+    /// had at the start of the run).
     pub fn release(
         &self,
         exec: &mut dyn Executor,
         mem: &DeviceMemory,
         dram: &mut DramImage,
-        outputs_only: bool,
+        discard: bool,
     ) -> Result<(), BackendError> {
-        let back: Vec<&HeldVar> = self
-            .vars
-            .iter()
-            .filter(|v| !outputs_only || v.role == Role::Output)
-            .collect();
+        let back = if discard { &[][..] } else { &self.vars[..] };
         let ranges: Vec<Range<u64>> = back.iter().map(|v| v.at..v.at + (v.hi - v.lo)).collect();
         exec.release_dram(mem, &ranges, &mut |k, bytes| {
-            let v = back[k];
+            let v = &back[k];
             let (window, base) = dram.window_mut(v.lo, v.hi);
             window[(v.lo - base) as usize..(v.hi - base) as usize].copy_from_slice(bytes);
         })

@@ -612,7 +612,7 @@ impl Machine {
     /// for this run ([`HeldDram`]), with their bytes.
     fn hold_dram(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
         self.held = None;
-        if !exec.keeps_memory() || self.staged.dram.slots.is_empty() {
+        if !exec.keeps_memory() {
             return Ok(());
         }
         let plan = match &self.held_plan {

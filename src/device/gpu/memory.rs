@@ -113,18 +113,12 @@ impl<'g> GpuMemory<'g> {
         self.check_arch(mem)?;
         let size = memory_bytes(self.arch);
         let split = region_base(Region::Psum, self.arch) as usize;
-        read_spans(
-            self.gpu,
-            &self.reads,
-            size,
-            |enc, staging| enc.copy_buffer_to_buffer(&self.buf, 0, staging, 0, size),
-            |bytes| {
-                mem.region_bytes_mut(Region::Sbuf)
-                    .copy_from_slice(&bytes[..split]);
-                mem.region_bytes_mut(Region::Psum)
-                    .copy_from_slice(&bytes[split..]);
-            },
-        )
+        self.read_copies(&[(0, 0, size)], size, |bytes| {
+            mem.region_bytes_mut(Region::Sbuf)
+                .copy_from_slice(&bytes[..split]);
+            mem.region_bytes_mut(Region::Psum)
+                .copy_from_slice(&bytes[split..]);
+        })
     }
 
     /// Sets every byte of SBUF and PSUM to zero on the GPU (no copy from
@@ -210,12 +204,7 @@ impl<'g> GpuMemory<'g> {
         if total == 0 {
             return Ok(());
         }
-        let copy = |enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer| {
-            for &(from, at, len) in spans.iter().filter(|s| s.2 > 0) {
-                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
-            }
-        };
-        read_spans(self.gpu, &self.reads, total, copy, |bytes| {
+        self.read_copies(&spans, total, |bytes| {
             for (k, (r, &(_, at, _))) in ranges.iter().zip(&spans).enumerate() {
                 let lo = (at + (r.start & 3)) as usize;
                 sink(k, &bytes[lo..lo + (r.end - r.start) as usize]);
@@ -411,18 +400,30 @@ impl<'g> GpuMemory<'g> {
         if total == 0 {
             return Ok(());
         }
-        let copy = |enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer| {
-            for (from, at, len) in self.copy_spans(&spans) {
-                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
-            }
-        };
-        read_spans(self.gpu, &self.reads, total, copy, |bytes| {
+        self.read_copies(&self.copy_spans(&spans), total, |bytes| {
             let mut at = 0;
             for &(region, lo, hi) in &spans {
                 mem.region_bytes_mut(region)[lo..hi].copy_from_slice(&bytes[at..at + hi - lo]);
                 at += hi - lo;
             }
         })
+    }
+
+    /// Hands `read` the `total` bytes that `copy` (memory byte, staging
+    /// byte, bytes) gathers from the buffer: one staging buffer, one
+    /// submission, one wait.
+    fn read_copies<T>(
+        &self,
+        copy: &[Span],
+        total: u64,
+        read: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, DeviceError> {
+        let gather = |enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer| {
+            for &(from, at, len) in copy.iter().filter(|s| s.2 > 0) {
+                enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
+            }
+        };
+        read_spans(self.gpu, &self.reads, total, gather, read)
     }
 
     fn check_arch(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {
