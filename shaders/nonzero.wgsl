@@ -58,24 +58,6 @@ fn nz(x: u32) -> u32 {
     return select(0u, 1u, is_nonzero(x));
 }
 
-// COMPACT: for each mask m (bit i: position i of a quad is nonzero), the
-// positions (0..3) of its set bits in increasing order, two bits each, in
-// byte m & 3 of word m >> 2 — a vector, not an array, so that indexing it
-// stays in registers.
-const COMPACT = vec4<u32>(0x04010000u, 0x24090802u, 0x340D0C03u, 0xE439380Eu);
-
-// The entry of mask m.
-fn compact(m: u32) -> u32 {
-    return (COMPACT[m >> 2u] >> (8u * (m & 3u))) & 0xFFu;
-}
-const LANE = vec4<u32>(0u, 1u, 2u, 3u);
-
-// The j-th (j = lanes of `at`) nonzero position of the quad at position k
-// whose COMPACT entry is `c`.
-fn nth(k: u32, c: u32, at: vec4<u32>) -> vec4<u32> {
-    return vec4<u32>(k) + ((vec4<u32>(c) >> ((2u * at) & vec4<u32>(31u))) & vec4<u32>(3u));
-}
-
 // Lanes below `c` from `a`, the rest from `b` (per component: a select of
 // integer vectors by a vector condition has no GLSL before 4.50).
 fn first_lanes(c: u32, a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
@@ -101,49 +83,63 @@ fn store_lanes(vb: u32, v: vec4<u32>, lo: u32, hi: u32) {
     }
 }
 
-// The dense second pass for a chunk with zeros: its nonzeros' positions go
-// to words d0.. in order. The positions are gathered four at a time in
-// `pend` (its first `c` lanes valid, word `4 * vb` onward) and stored as a
-// whole vec4 once four are there; no branch per element, so software
-// rasterizers run it as vector code. The first vec4 holds words of the
-// chunk before when d0 is not aligned: it is kept in `head` and stored a
-// word at a time after the loop (a word-wise store in the loop cost llvmpipe
-// a tenth of the kernel even where it never ran).
-fn compact_dense(p: Params, sv: u32, a: u32, quads: u32, d0: u32) {
-    let vb0 = d0 >> 2u;
+// The dense form's nonzero masks: bit i of word g of invocation li says
+// whether position 32·g + i of its chunk is nonzero; word g of every
+// invocation side by side (`masks[64·g + li]`). MASK_WORDS words each hold
+// a chunk of 1,024 positions, so T ≤ 65,536 (`DENSE_MAX_COUNT` in
+// src/device/gpu/lane_kernels.rs).
+const MASK_WORDS: u32 = 32u;
+var<workgroup> masks: array<u32, 2048>;
+
+// A cursor over an invocation's masks: (the bits of word `at` not yet
+// taken, at). `take` moves it past the next set bit and returns
+// (the bits left, at, that bit's position in the chunk); the caller knows
+// there is one.
+fn take(c: vec2<u32>, li: u32) -> vec3<u32> {
+    var w = c.x;
+    var at = c.y;
+    while w == 0u {
+        at += 1u;
+        w = masks[at * WORKGROUP + li];
+    }
+    return vec3<u32>(w & (w - 1u), at, 32u * at + firstTrailingBit(w));
+}
+
+// The dense second pass for a chunk with zeros: its n nonzeros' positions
+// (+ k0) go to words d0.. in order, read from the masks of the first pass —
+// not the src — and driven by the output: one step per nonzero, one vec4
+// store per four (the cost on software rasterizers is per memory access, and
+// a loop over the input quads made one load and one store per quad). The
+// first and last vec4 may hold words of the chunks before and after: a word
+// at a time.
+fn compact_dense(li: u32, k0: u32, n: u32, d0: u32) {
+    var c = vec2<u32>(masks[li], 0u);
+    var v = vec4<u32>(0u);
     let lo = d0 & 3u;
-    var vb = vb0;
-    var c = lo;
-    var pend = vec4<u32>(0u);
-    var head = vec4<u32>(0u);
-    for (var q = 0u; q < quads; q++) {
-        let v = memv[sv + q];
-        let m = nz(v.x) | (nz(v.y) << 1u) | (nz(v.z) << 2u) | (nz(v.w) << 3u);
-        let cm = compact(m);
-        let k = a + 4u * q + p.index_offset;
-        let cv = vec4<u32>(c);
-        let o = first_lanes(c, pend, nth(k, cm, LANE - cv));
-        let full = c + countOneBits(m);
-        if full >= 4u {
-            if vb == vb0 {
-                head = o;
-            } else {
-                memv[vb] = o;
-            }
-            vb += 1u;
-            pend = nth(k, cm, LANE + vec4<u32>(4u) - cv);
-            c = full - 4u;
-        } else {
-            pend = o;
-            c = full;
-        }
+    let head = min((4u - lo) & 3u, n);
+    for (var j = 0u; j < head; j++) {
+        let r = take(c, li);
+        c = r.xy;
+        v[lo + j] = k0 + r.z;
     }
-    if vb == vb0 {
-        store_lanes(vb, pend, lo, c);
-    } else {
-        store_lanes(vb0, head, lo, 4u);
-        store_lanes(vb, pend, 0u, c);
+    store_lanes(d0 >> 2u, v, lo, lo + head);
+    let vb = (d0 + head) >> 2u;
+    let whole = (n - head) >> 2u;
+    for (var i = 0u; i < whole; i++) {
+        let x = take(c, li);
+        let y = take(x.xy, li);
+        let z = take(y.xy, li);
+        let w = take(z.xy, li);
+        c = w.xy;
+        memv[vb + i] = vec4<u32>(k0) + vec4<u32>(x.z, y.z, z.z, w.z);
     }
+    let tail = (n - head) & 3u;
+    for (var j = 0u; j < tail; j++) {
+        let r = take(c, li);
+        c = r.xy;
+        v[j] = k0 + r.z;
+    }
+    store_lanes(vb + whole, v, 0u, tail);
 }
 
 // The dense form of `nonzero` (see DENSE): the same chunks, positions and
@@ -155,10 +151,18 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
     let b = min(a + per, t);
     let quads = opaque((b - a) >> 2u, z);
     let sv = (p.src.base + lane * p.src.lane_stride + a * 4u) >> 4u;
+    // The first pass: the chunk's nonzero masks, eight quads to a word.
     var n = 0u;
-    for (var q = 0u; q < quads; q++) {
-        let v = memv[sv + q];
-        n += nz(v.x) + nz(v.y) + nz(v.z) + nz(v.w);
+    for (var g = 0u; 8u * g < quads; g++) {
+        let q0 = sv + 8u * g;
+        let qn = min(8u, quads - 8u * g);
+        var m = 0u;
+        for (var j = 0u; j < qn; j++) {
+            let v = memv[q0 + j];
+            m |= (nz(v.x) | (nz(v.y) << 1u) | (nz(v.z) << 2u) | (nz(v.w) << 3u)) << (4u * j);
+        }
+        masks[g * WORKGROUP + li] = m;
+        n += countOneBits(m);
     }
     counts[li >> 2u][li & 3u] = n;
     workgroupBarrier();
@@ -176,7 +180,7 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
             memv[(d0 >> 2u) + q] = vec4<u32>(k, k + 1u, k + 2u, k + 3u);
         }
     } else if n != 0u {
-        compact_dense(p, sv, a, quads, d0);
+        compact_dense(li, a + p.index_offset, n, d0);
     }
     // Padding: the positions of [a, b) at or past N; the whole vec4s among
     // them (which no other invocation touches) in one store each.

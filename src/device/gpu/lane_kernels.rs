@@ -209,12 +209,21 @@ fn dense(w: &WalkParams) -> bool {
     in_order(w.num, w.step)
 }
 
+/// The most positions `nonzero.wgsl`'s DENSE form takes: its workgroup
+/// memory holds 32 mask words of 32 positions for each of 64 invocations
+/// (`MASK_WORDS`). A dense src of 4-byte words in one partition has at most
+/// 65,536 (MARIANA's 256 KiB), so only a walk that breaks another condition
+/// goes past it.
+pub const DENSE_MAX_COUNT: u32 = 64 * 32 * 32;
+
 /// Whether NonzeroWithCount can take `nonzero.wgsl`'s DENSE form: both
-/// walks dense, the src 16-byte aligned in every lane, T a multiple of 4.
+/// walks dense, the src 16-byte aligned in every lane, T a multiple of 4
+/// and at most [`DENSE_MAX_COUNT`].
 fn nonzero_dense(p: &NzParams) -> bool {
     dense(&p.src)
         && dense(&p.dst)
         && p.count.is_multiple_of(4)
+        && p.count <= DENSE_MAX_COUNT
         && p.src.base.is_multiple_of(16)
         && p.src.lane_stride.is_multiple_of(16)
 }
