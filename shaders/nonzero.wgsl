@@ -85,10 +85,9 @@ fn store_lanes(vb: u32, v: vec4<u32>, lo: u32, hi: u32) {
 
 // The dense form's nonzero masks: bit i of word g of invocation li says
 // whether position 32·g + i of its chunk is nonzero; word g of every
-// invocation side by side (`masks[64·g + li]`). MASK_WORDS words each hold
-// a chunk of 1,024 positions, so T ≤ 65,536 (`DENSE_MAX_COUNT` in
+// invocation side by side (`masks[64·g + li]`). 32 words each hold a chunk
+// of 1,024 positions, so T ≤ 65,536 (`DENSE_MAX_COUNT` in
 // src/device/gpu/lane_kernels.rs).
-const MASK_WORDS: u32 = 32u;
 var<workgroup> masks: array<u32, 2048>;
 
 // A cursor over an invocation's masks: (the bits of word `at` not yet

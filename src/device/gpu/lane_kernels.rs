@@ -211,7 +211,7 @@ fn dense(w: &WalkParams) -> bool {
 
 /// The most positions `nonzero.wgsl`'s DENSE form takes: its workgroup
 /// memory holds 32 mask words of 32 positions for each of 64 invocations
-/// (`MASK_WORDS`). A dense src of 4-byte words in one partition has at most
+/// (`masks`). A dense src of 4-byte words in one partition has at most
 /// 65,536 (MARIANA's 256 KiB), so only a walk that breaks another condition
 /// goes past it.
 pub const DENSE_MAX_COUNT: u32 = 64 * 32 * 32;
