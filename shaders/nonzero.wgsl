@@ -90,55 +90,109 @@ fn store_lanes(vb: u32, v: vec4<u32>, lo: u32, hi: u32) {
 // src/device/gpu/lane_kernels.rs).
 var<workgroup> masks: array<u32, 2048>;
 
-// A cursor over an invocation's masks: (the bits of word `at` not yet
-// taken, at). `take` moves it past the next set bit and returns
-// (the bits left, at, that bit's position in the chunk); the caller knows
-// there is one.
-fn take(c: vec2<u32>, li: u32) -> vec3<u32> {
-    var w = c.x;
-    var at = c.y;
-    while w == 0u {
-        at += 1u;
-        w = masks[at * WORKGROUP + li];
-    }
+// Word i (0..8) of a block of eight mask words held in two vectors: selects,
+// not memory (llvmpipe runs each workgroup-memory load as a loop over the
+// SIMD lanes, even where no lane needs it).
+fn pick(m: array<vec4<u32>, 2>, i: u32) -> u32 {
+    let q = select(m[0], m[1], i >= 4u);
+    let j = i & 3u;
+    return select(select(q.x, q.y, j == 1u), select(q.z, q.w, j == 3u), j >= 2u);
+}
+
+// A cursor over a block: (the bits of word `at` not yet taken, at). `take`
+// moves it past the next set bit and returns (the bits left, at, that bit's
+// position in the block); the caller knows there is one. `words` has bit i
+// set where the block's word i is nonzero: the next word is found without a
+// loop (a loop costs llvmpipe its body once even where no lane needs it).
+fn take(c: vec2<u32>, m: array<vec4<u32>, 2>, words: u32) -> vec3<u32> {
+    let empty = c.x == 0u;
+    let at = select(c.y, firstTrailingBit(words & (0xFFFFFFFEu << c.y)), empty);
+    let w = select(c.x, pick(m, at), empty);
     return vec3<u32>(w & (w - 1u), at, 32u * at + firstTrailingBit(w));
 }
 
-// The dense second pass for a chunk with zeros: its n nonzeros' positions
-// (+ k0) go to words d0.. in order, read from the masks of the first pass —
-// not the src — and driven by the output: one step per nonzero, one vec4
-// store per four (the cost on software rasterizers is per memory access, and
-// a loop over the input quads made one load and one store per quad). The
-// first and last vec4 may hold words of the chunks before and after: a word
-// at a time.
-fn compact_dense(li: u32, k0: u32, n: u32, d0: u32) {
-    var c = vec2<u32>(masks[li], 0u);
-    var v = vec4<u32>(0u);
-    let lo = d0 & 3u;
-    let head = min((4u - lo) & 3u, n);
-    for (var j = 0u; j < head; j++) {
-        let r = take(c, li);
-        c = r.xy;
-        v[lo + j] = k0 + r.z;
+// Bit i set where word i of `q` is nonzero.
+fn nonzero_words(q: vec4<u32>) -> u32 {
+    return select(0u, 1u, q.x != 0u) | select(0u, 2u, q.y != 0u) | select(0u, 4u, q.z != 0u)
+        | select(0u, 8u, q.w != 0u);
+}
+
+// Mask words g to g + 3 of invocation li; those at or past `words` (stale: the
+// first pass wrote none) read as zero.
+fn mask_quad(li: u32, g: u32, words: u32) -> vec4<u32> {
+    let i = g * WORKGROUP + li;
+    let w = vec4<u32>(masks[i], masks[i + WORKGROUP], masks[i + 2u * WORKGROUP],
+                      masks[i + 3u * WORKGROUP]);
+    return first_lanes(words - min(g, words), w, vec4<u32>(0u));
+}
+
+// The output of `compact_dense` so far: words 4·vb + [0, fill) of `v` not
+// yet stored; `lo` is the first of them that the chunk owns when vb is the
+// chunk's first vec4 (d0's vec4, shared with the chunk before).
+struct Out {
+    v: vec4<u32>,
+    vb: u32,
+    fill: u32,
+    first: u32,
+    lo: u32,
+}
+
+// Stores `o.v`'s words below `hi` that the chunk owns, a word at a time.
+fn store_out(o: Out, hi: u32) {
+    store_lanes(o.vb, o.v, select(0u, o.lo, o.vb == o.first), hi);
+}
+
+// The dense second pass for a chunk with zeros: the positions (+ k0) of the
+// nonzeros in its first `words` mask words go to words d0.. in order, read
+// from the masks of the first pass — not the src — and driven by the
+// output: one branch-free step per nonzero, one vec4 store per four (the
+// cost on software rasterizers is per memory access and per loop, and a
+// loop over the input quads made one load and one store per quad). The
+// masks come eight words at a time into registers; the first and last vec4
+// may hold words of the chunks before and after: a word at a time.
+fn compact_dense(li: u32, k0: u32, words: u32, d0: u32) {
+    var o = Out(vec4<u32>(0u), d0 >> 2u, d0 & 3u, d0 >> 2u, d0 & 3u);
+    for (var b = 0u; b < words; b += 8u) {
+        let m = array<vec4<u32>, 2>(mask_quad(li, b, words), mask_quad(li, b + 4u, words));
+        let ones = countOneBits(m[0]) + countOneBits(m[1]);
+        let live = nonzero_words(m[0]) | (nonzero_words(m[1]) << 4u);
+        var r = ones.x + ones.y + ones.z + ones.w;
+        let p0 = k0 + 32u * b;
+        var c = vec2<u32>(m[0].x, 0u);
+        // Fill the vec4 begun before (or d0's), then store it.
+        let head = min((4u - o.fill) & 3u, r);
+        for (var j = 0u; j < head; j++) {
+            let t = take(c, m, live);
+            c = t.xy;
+            o.v[o.fill + j] = p0 + t.z;
+        }
+        r -= head;
+        o.fill += head;
+        if o.fill == 4u {
+            store_out(o, 4u);
+            o.vb += 1u;
+            o.fill = 0u;
+        }
+        // Whole vec4s: o.fill is 0 here unless r is.
+        let whole = r >> 2u;
+        for (var i = 0u; i < whole; i++) {
+            let x = take(c, m, live);
+            let y = take(x.xy, m, live);
+            let z = take(y.xy, m, live);
+            let w = take(z.xy, m, live);
+            c = w.xy;
+            memv[o.vb + i] = vec4<u32>(p0) + vec4<u32>(x.z, y.z, z.z, w.z);
+        }
+        o.vb += whole;
+        let tail = r & 3u;
+        for (var j = 0u; j < tail; j++) {
+            let t = take(c, m, live);
+            c = t.xy;
+            o.v[j] = p0 + t.z;
+        }
+        o.fill += tail;
     }
-    store_lanes(d0 >> 2u, v, lo, lo + head);
-    let vb = (d0 + head) >> 2u;
-    let whole = (n - head) >> 2u;
-    for (var i = 0u; i < whole; i++) {
-        let x = take(c, li);
-        let y = take(x.xy, li);
-        let z = take(y.xy, li);
-        let w = take(z.xy, li);
-        c = w.xy;
-        memv[vb + i] = vec4<u32>(k0) + vec4<u32>(x.z, y.z, z.z, w.z);
-    }
-    let tail = (n - head) & 3u;
-    for (var j = 0u; j < tail; j++) {
-        let r = take(c, li);
-        c = r.xy;
-        v[j] = k0 + r.z;
-    }
-    store_lanes(vb + whole, v, 0u, tail);
+    store_out(o, o.fill);
 }
 
 // The dense form of `nonzero` (see DENSE): the same chunks, positions and
@@ -179,7 +233,7 @@ fn nonzero_dense(p: Params, lane: u32, li: u32, z: u32) {
             memv[(d0 >> 2u) + q] = vec4<u32>(k, k + 1u, k + 2u, k + 3u);
         }
     } else if n != 0u {
-        compact_dense(li, a + p.index_offset, n, d0);
+        compact_dense(li, a + p.index_offset, (quads + 7u) >> 3u, d0);
     }
     // Padding: the positions of [a, b) at or past N; the whole vec4s among
     // them (which no other invocation touches) in one store each.

@@ -384,7 +384,8 @@ fn fill_nz(mem: &mut DeviceMemory, rng: &mut fastrand::Rng, fill: NzFill, bytes:
 
 /// NonzeroWithCount's dense form (`DENSE`: vec4 reads, addresses from the
 /// position) for int32 and fp32 inputs over T a multiple of 4 in one row or
-/// several, for each [`NzFill`], into a dst that starts on a 16-byte
+/// several (up to 24,000: chunks of 376 positions, whose 12 mask words the
+/// second pass takes in two blocks), for each [`NzFill`], into a dst that starts on a 16-byte
 /// boundary (so whole chunks of nonzeros and of padding go out as vec4s)
 /// and one that does not (so the first and last words of each chunk's run
 /// go a word at a time): each record is checked to take the form, then the
@@ -400,9 +401,16 @@ fn the_dense_nonzero_form_matches_the_cpu() {
     let mut n = 0;
     let fills = [NzFill::Runs, NzFill::Nonzero, NzFill::Zeros, NzFill::Sparse];
     for fill in fills {
-        fill_nz(&mut mem, &mut rng, fill, 0x8010);
-        for (t, rows) in [(4u16, 1u16), (256, 1), (1000, 1), (64, 8), (8192, 1)] {
-            for dst_at in [0x1_0010, 0x1_0004] {
+        fill_nz(&mut mem, &mut rng, fill, 0x10 + 4 * 24_000);
+        for (t, rows) in [
+            (4u16, 1u16),
+            (256, 1),
+            (1000, 1),
+            (64, 8),
+            (8192, 1),
+            (24_000, 1),
+        ] {
+            for dst_at in [0x1_8010, 0x1_8004] {
                 // Both dtypes and both lane counts over each fill's cases.
                 let (i, nac, sp) = match n % 3 {
                     0 => (Dtype::INT32, 128u8, 0u32),
@@ -434,5 +442,5 @@ fn the_dense_nonzero_form_matches_the_cpu() {
             }
         }
     }
-    assert_eq!(n, 40);
+    assert_eq!(n, 48);
 }
