@@ -10,11 +10,16 @@ override FOLD: u32 = 0u; // 0 ADD f32, 1 AVERAGE, 2 MAX, 3 ADD int, 4 OR, 5 AND,
 override ADD_BY_BITS: u32 = 1u;
 override ALL_AXIS: bool = false;
 override IN_DTYPE: u32 = 10u; // per element: an override, so its switch compiles out
-// Partitions axis with 4-byte src elements whose walk positions go four at
-// a time along 16-byte-aligned rows (and dst positions four at a time along
-// its rows): each invocation folds positions 4k..4k+3, one vec4 load per
-// lane, each position still folded over the lanes in order (EC-54).
-override VEC4: bool = false;
+// Partitions axis with 4-byte src elements whose walk positions go 4·QUADS
+// at a time along 16-byte-aligned rows (and dst positions as many at a time
+// along its rows): each invocation folds 4·QUADS consecutive positions,
+// QUADS neighbouring vec4 loads per lane, each position still folded over
+// the lanes in order (EC-54). 0: one position per invocation. A software
+// rasterizer takes 4 (whole cache lines of each partition per SIMD row of
+// invocations), a hardware GPU 1 (`clr_quads_max` in params.rs).
+override QUADS: u32 = 0u;
+// The most QUADS (the accumulators' array length is 4 times it).
+const MAX_QUADS: u32 = 4u;
 
 // Mirrors `ClrParams` in src/device/gpu/lane_kernels.rs.
 struct Params {
@@ -229,32 +234,36 @@ fn cross_lane(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
         store_bits(walk_byte(p.dst, 0u, vec4<u32>(0u)), p.dst.size, store_acc(acc));
         return;
     }
-    if VEC4 {
-        let k0 = k * 4u;
+    if QUADS > 0u {
+        let k0 = k * 4u * QUADS;
         if k0 >= p.count {
             return;
         }
         let at = walk_byte(p.src, 0u, coords(k0, p.src.num)) >> 4u;
-        let v = memv[at];
-        var a0 = first(v.x, p.scale);
-        var a1 = first(v.y, p.scale);
-        var a2 = first(v.z, p.scale);
-        var a3 = first(v.w, p.scale);
+        var acc: array<vec2<u32>, 4u * MAX_QUADS>;
+        for (var q = 0u; q < QUADS; q++) {
+            let v = memv[at + q];
+            acc[4u * q] = first(v.x, p.scale);
+            acc[4u * q + 1u] = first(v.y, p.scale);
+            acc[4u * q + 2u] = first(v.z, p.scale);
+            acc[4u * q + 3u] = first(v.w, p.scale);
+        }
         let lanes = opaque(p.channels, wg.z);
         let stride = p.src.lane_stride >> 4u;
         for (var lane = 1u; lane < lanes; lane++) {
-            let w = memv[at + lane * stride];
-            a0 = step(a0, w.x, p.scale);
-            a1 = step(a1, w.y, p.scale);
-            a2 = step(a2, w.z, p.scale);
-            a3 = step(a3, w.w, p.scale);
+            for (var q = 0u; q < QUADS; q++) {
+                let w = memv[at + lane * stride + q];
+                acc[4u * q] = step(acc[4u * q], w.x, p.scale);
+                acc[4u * q + 1u] = step(acc[4u * q + 1u], w.y, p.scale);
+                acc[4u * q + 2u] = step(acc[4u * q + 2u], w.z, p.scale);
+                acc[4u * q + 3u] = step(acc[4u * q + 3u], w.w, p.scale);
+            }
         }
         let d = walk_byte(p.dst, 0u, coords(k0, p.dst.num));
         let ds = p.dst.size;
-        store_bits(d, ds, store_acc(a0));
-        store_bits(d + ds, ds, store_acc(a1));
-        store_bits(d + 2u * ds, ds, store_acc(a2));
-        store_bits(d + 3u * ds, ds, store_acc(a3));
+        for (var i = 0u; i < 4u * QUADS; i++) {
+            store_bits(d + i * ds, ds, store_acc(acc[i]));
+        }
         return;
     }
     if k >= p.count {

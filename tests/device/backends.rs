@@ -136,25 +136,34 @@ pub(crate) fn assert_records_agree(
 }
 
 /// The pipeline `r` (a valid POOL record) encodes to with at most
-/// `row_per_max` positions per elementwise invocation and `add_by_bits`.
+/// `row_per_max` positions per elementwise invocation and `add_by_bits`
+/// (and a hardware GPU's other choices).
 pub(crate) fn encoded_key(
     r: &Record,
     row_per_max: u32,
     add_by_bits: bool,
 ) -> tpb_emu::device::gpu::kernels::PipelineKey {
-    use tpb_emu::device::gpu::batch::EncodeCx;
-    use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::{Op, Validated};
-    let cx = EncodeCx {
+    let cx = tpb_emu::device::gpu::batch::EncodeCx {
         arch: ARCH,
         max_x: 65_535,
         rows_max_chunks: 1,
         add_by_bits,
         row_per_max,
+        clr_quads_max: 1,
     };
+    encoded_key_in(r, &cx)
+}
+
+/// The pipeline `r` (a valid POOL record) encodes to in `cx`.
+pub(crate) fn encoded_key_in(
+    r: &Record,
+    cx: &tpb_emu::device::gpu::batch::EncodeCx,
+) -> tpb_emu::device::gpu::kernels::PipelineKey {
+    use tpb_emu::device::gpu::executor::encode;
+    use tpb_emu::device::{Op, Validated};
     let text = tpb_emu::isa::text::disasm_record(r);
     let v = Validated::new(0, *r, Target::pool(ARCH)).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    encode(&Op::from_validated(&v).expect("a datapath record"), &cx).key
+    encode(&Op::from_validated(&v).expect("a datapath record"), cx).key
 }
 
 #[test]
@@ -984,13 +993,16 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
             continue;
         };
         let op = Op::from_validated(&v).expect("a datapath record");
-        for (rows_max_chunks, add_by_bits, row_per_max) in [(1, true, 16), (4, false, 64)] {
+        for (rows_max_chunks, add_by_bits, row_per_max, clr_quads_max) in
+            [(1, true, 16, 1), (4, false, 64, 4)]
+        {
             let cx = EncodeCx {
                 arch: ARCH,
                 max_x: 65_535,
                 rows_max_chunks,
                 add_by_bits,
                 row_per_max,
+                clr_quads_max,
             };
             let key = encode(&op, &cx).key;
             let listed = if key.shader == Shader::Pool {

@@ -4,7 +4,7 @@
 //! Pool records, all in the same small window so later records read what
 //! earlier ones wrote, compared over every byte of SBUF and PSUM.
 
-use crate::backends::{assert_records_agree, encoded_key};
+use crate::backends::{assert_records_agree, encoded_key, encoded_key_in};
 use crate::common;
 use crate::random_walks::*;
 use common::{WINDOW, first_difference, gpu, random_valid_pool, randomize};
@@ -232,13 +232,16 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
     }
 }
 
-/// The Partitions fold four positions at a time (`VEC4`: one vec4 load per
-/// lane) for every fold over 4-byte in dtypes, into 4-, 2- and 1-byte
+/// The Partitions fold 4·`QUADS` positions at a time (`QUADS` vec4 loads
+/// per lane) for every fold over 4-byte in dtypes, into 4-, 2- and 1-byte
 /// outputs, on bytes that hold NaN, ±0, subnormals, infinities and large
 /// integers: each record is checked to take the path, then the GPU against
-/// the CPU over all memory (random streams rarely meet its alignment).
+/// the CPU over all memory (random streams rarely meet its alignment). Rows
+/// of 16 positions take 4 vec4s (a software rasterizer's choice) and, with
+/// at most 1 allowed or rows of 8, 1 vec4 (a hardware GPU's).
 #[test]
 fn the_vec4_cross_lane_fold_matches_the_cpu() {
+    use tpb_emu::device::gpu::batch::EncodeCx;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xEC4_007C);
     let mut mem = DeviceMemory::new(ARCH);
@@ -266,30 +269,45 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
     }
     let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
     for (n, &(opcode, op, i, o)) in cases.iter().enumerate() {
-        // 8 × 3 positions (rows 0x100 bytes apart) from 37 partitions, at a
-        // 16-byte-aligned offset; the dst rows in another partition.
+        // Rows of 16 (or 8) × 3 positions (rows 0x100 bytes apart) from 37
+        // partitions, at a 16-byte-aligned offset; the dst rows in another
+        // partition. Each case takes 4 vec4s, then 1 by one of two reasons.
         let nac = [128u8, 37, 2][n % 3];
         let os = o.size().unwrap() as i16;
-        let src = Tensor4d::new(sb(0, 0x40), [(8, 1), (3, 0x100 / 4), (1, 0), (1, 0)]);
-        let dst = Tensor4d::new(sb(5, 0x800), [(8, 1), (3, 0x40 / os), (1, 0), (1, 0)]);
-        let r = S4d4Cr::new(
-            opcode,
-            op,
-            ReduceAxis::PARTITIONS,
-            i,
-            o,
-            nac,
-            scale(&mut rng),
-            src,
-            dst,
-        )
-        .encode();
-        let key = encoded_key(&r, 64, false);
-        assert!(
-            key.constants.contains(&("VEC4", 1)),
-            "not the vec4 fold: {key:?}"
-        );
-        assert_records_agree(&mut gpu_exec, &[r], &mem, &format!("case {n}"));
+        let one = if n % 2 == 0 { (16, 1) } else { (8, 4) };
+        for (row, quads_max) in [(16u16, 4u32), one] {
+            let src = Tensor4d::new(sb(0, 0x40), [(row, 1), (3, 0x100 / 4), (1, 0), (1, 0)]);
+            let dst = Tensor4d::new(sb(5, 0x800), [(row, 1), (3, 0x80 / os), (1, 0), (1, 0)]);
+            let r = S4d4Cr::new(
+                opcode,
+                op,
+                ReduceAxis::PARTITIONS,
+                i,
+                o,
+                nac,
+                scale(&mut rng),
+                src,
+                dst,
+            )
+            .encode();
+            let cx = EncodeCx {
+                arch: ARCH,
+                max_x: 65_535,
+                rows_max_chunks: 1,
+                add_by_bits: false,
+                row_per_max: 64,
+                clr_quads_max: quads_max,
+            };
+            let quads = if row == 16 && quads_max == 4 { 4 } else { 1 };
+            let key = encoded_key_in(&r, &cx);
+            assert!(
+                key.constants.contains(&("QUADS", quads)),
+                "not the fold of {quads} vec4s: {key:?}"
+            );
+            gpu_exec.set_clr_quads_max(quads_max);
+            let context = format!("case {n}, rows of {row}, at most {quads_max} vec4s");
+            assert_records_agree(&mut gpu_exec, &[r], &mem, &context);
+        }
     }
 }
 

@@ -35,6 +35,9 @@ pub struct EncodeCx {
     /// Elementwise row path: most positions per invocation
     /// ([`super::params::row_per_max`]).
     pub row_per_max: u32,
+    /// CrossLaneReduce: most vec4s per lane per invocation (1 or 4,
+    /// [`super::params::clr_quads_max`]).
+    pub clr_quads_max: u32,
 }
 
 /// One kernel dispatch, encoded: its pipeline, its parameter block (at most

@@ -17,7 +17,7 @@ use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
-use super::params::{add_by_bits, row_per_max, rows_max_chunks};
+use super::params::{add_by_bits, clr_quads_max, row_per_max, rows_max_chunks};
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::{ChipDma, Op, Place};
@@ -141,6 +141,13 @@ impl<'g> GpuExecutor<'g> {
     /// the other adapters' choice, and for tuning.
     pub fn set_row_per_max(&mut self, max: u32) {
         self.cx.row_per_max = max;
+    }
+
+    /// Overrides the most vec4s per lane a CrossLaneReduce invocation folds
+    /// (1 or 4; [`clr_quads_max`] of the adapter by default): for tests
+    /// that run the other adapters' choice, and for tuning.
+    pub fn set_clr_quads_max(&mut self, max: u32) {
+        self.cx.clr_quads_max = max;
     }
 
     /// Bytes of device memory the last [`Executor::finish`] read back: what
@@ -292,6 +299,7 @@ impl EncodeCx {
             rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
             add_by_bits: add_by_bits(gpu.adapter.device_type),
             row_per_max: row_per_max(gpu.adapter.device_type),
+            clr_quads_max: clr_quads_max(gpu.adapter.device_type),
         }
     }
 }

@@ -137,31 +137,37 @@ fn clr_constants(
     in_d: u32,
     all: bool,
     add_by_bits: bool,
-    vec4: bool,
+    quads: u32,
 ) -> Vec<(&'static str, u32)> {
     let mut c = vec![("FOLD", fold), ("IN_DTYPE", in_d), ("ALL_AXIS", all as u32)];
     if fold <= 1 {
         c.push(("ADD_BY_BITS", add_by_bits as u32));
     }
-    if vec4 {
-        c.push(("VEC4", 1));
+    if quads > 0 {
+        c.push(("QUADS", quads));
     }
     c
 }
 
-/// Whether a Partitions-axis fold can take its positions four at a time
-/// (`VEC4`): 4-byte src elements along 16-byte-aligned rows of whole vec4s
-/// in every partition, and dst positions four at a time along its rows.
-fn clr_vec4(src: &WalkParams, dst: &WalkParams, count: u64) -> bool {
-    let rows = |w: &WalkParams| w.num[0].is_multiple_of(4) && (w.step[0] == 1 || w.num[0] == 1);
-    src.size == 4
-        && count.is_multiple_of(4)
-        && rows(src)
-        && rows(dst)
-        && src.num[0] > 1
+/// The vec4s per lane a Partitions-axis fold's invocation takes (`QUADS`):
+/// the largest of `max` and 1 that fits, or 0 (one position per
+/// invocation). `q` fits when the src elements are 4 bytes along
+/// 16-byte-aligned rows of whole vec4s in every partition, and the src and
+/// dst walks both go 4·`q` positions at a time along their rows.
+fn clr_quads(src: &WalkParams, dst: &WalkParams, count: u64, max: u32) -> u32 {
+    let aligned = src.size == 4
         && src.base.is_multiple_of(16)
         && src.lane_stride.is_multiple_of(16)
-        && (1..4).all(|i| src.num[i] <= 1 || (src.step[i] * 4).rem_euclid(16) == 0)
+        && (1..4).all(|i| src.num[i] <= 1 || (src.step[i] * 4).rem_euclid(16) == 0);
+    let rows = |w: &WalkParams, n: u32| w.num[0].is_multiple_of(n) && w.step[0] == 1;
+    let fits = |q: u32| {
+        let n = 4 * q;
+        count.is_multiple_of(n as u64) && rows(src, n) && rows(dst, n)
+    };
+    match [max, 1].into_iter().find(|&q| q >= 1 && fits(q)) {
+        Some(q) if aligned => q,
+        _ => 0,
+    }
 }
 
 /// A CrossLaneReduce op as one dispatch of `cross_lane.wgsl`: one
@@ -173,11 +179,14 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         _ => 0,
     };
     let (src, dst) = (walk(op.src(), s, cx.arch), walk(op.dst(), d, cx.arch));
-    let vec4 = !op.all_axis() && clr_vec4(&src, &dst, op.count());
-    let invocations = match (op.all_axis(), vec4) {
+    let quads = match op.all_axis() {
+        true => 0,
+        false => clr_quads(&src, &dst, op.count(), cx.clr_quads_max),
+    };
+    let invocations = match (op.all_axis(), quads) {
         (true, _) => 1,
-        (false, true) => op.count() / 4,
-        (false, false) => op.count(),
+        (false, 0) => op.count(),
+        (false, q) => op.count() / (4 * q as u64),
     };
     let g = grid(invocations, cx.max_x);
     let p = ClrParams {
@@ -195,7 +204,7 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         op.in_dtype().0 as u32,
         op.all_axis(),
         cx.add_by_bits,
-        vec4,
+        quads,
     );
     Dispatch {
         key: key(Shader::CrossLane, "cross_lane", constants),
@@ -287,13 +296,14 @@ pub fn variants() -> Vec<PipelineKey> {
             let by_bits: &[bool] = if fold <= 1 { &[false, true] } else { &[false] };
             for &i in &ins {
                 for &b in by_bits {
-                    // VEC4: Partitions axis, 4-byte in dtypes (int32, uint32, fp32).
-                    let vec4: &[bool] = if !all && (8..=10).contains(&i) {
-                        &[false, true]
+                    // QUADS: Partitions axis, 4-byte in dtypes (int32, uint32,
+                    // fp32); `clr_quads_max` is 1 or 4.
+                    let quads: &[u32] = if !all && (8..=10).contains(&i) {
+                        &[0, 1, 4]
                     } else {
-                        &[false]
+                        &[0]
                     };
-                    for &v in vec4 {
+                    for &v in quads {
                         keys.push(key(
                             Shader::CrossLane,
                             "cross_lane",

@@ -245,6 +245,22 @@ pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
     }
 }
 
+/// The most vec4s per lane one CrossLaneReduce invocation folds (`QUADS` in
+/// `shaders/cross_lane.wgsl`) on an adapter of type `device_type`. llvmpipe
+/// runs 8 invocations side by side, so 4 vec4s each read 512 neighbouring
+/// bytes of a partition before the fold moves to the next partition, where 1
+/// reads 128 — too little for the CPU's prefetchers across 128 partitions
+/// (lavapipe, `tpb-emu bench pool`, 128 partitions × 16,384 fp32 ADD: 0.31 of
+/// the copy kernel at 1, 0.73–0.76 at 2, 0.81 at 4, 0.39 at 8, whose 32
+/// accumulators spill). A hardware GPU keeps 1: neighbouring invocations
+/// read neighbouring vec4s, and 4 times the invocations fill its cores.
+pub fn clr_quads_max(device_type: wgpu::DeviceType) -> u32 {
+    match device_type {
+        wgpu::DeviceType::Cpu => 4,
+        _ => 1,
+    }
+}
+
 /// Whether Pool AVG adds in integer arithmetic on an adapter of type
 /// `device_type` (`ADD_BY_BITS`). Integer adds give IEEE round-to-nearest-
 /// even bits whatever a backend's fast-math setting (Metal leaves it on;
