@@ -446,6 +446,62 @@ fn nonzero_with_count_tests_bits() {
     );
 }
 
+/// A long NonzeroWithCount (T = 16,411: blocks of 8 with every nonzero mask,
+/// a tail of 3, enough work for two threads) over 128 lanes into the same
+/// partitions and over 64 lanes into others: each processed lane's
+/// positions are those whose word is nonzero, in order, then padding and
+/// the count; the words the test writes make block b of lane p nonzero
+/// where mask (b + p) mod 256 has a bit set, the tail all nonzero.
+#[test]
+fn nonzero_with_count_long_rows_every_mask() {
+    const T: u32 = 16_411;
+    let word = |p: u32, i: u32| {
+        let mask = if i >= T / 8 * 8 {
+            0xFF
+        } else {
+            (i / 8 + p) % 256
+        };
+        if (mask >> (i % 8)) & 1 == 1 {
+            0x100 + i
+        } else {
+            0
+        }
+    };
+    for (nac, dp, dst_off) in [(128u8, 0u32, 0x1_0100u32), (64, 64, 0x100)] {
+        let mut mem = DeviceMemory::new(ARCH);
+        mem.fill(0xEE);
+        for p in 0..nac as u32 {
+            let src: Vec<u32> = (0..T).map(|i| word(p, i)).collect();
+            put(&mut mem, p, 0, &le32(&src));
+        }
+        let r = S3d3NonzeroWithCount::new(
+            Dtype::INT32,
+            nac,
+            5,
+            -1,
+            row3(sbuf(0, 0), T as u16),
+            row3(sbuf(dp, dst_off), T as u16 + 1),
+        );
+        let mem = run(&[r.encode()], &mem);
+        for p in 0..nac as u32 {
+            let got = get(&mem, dp + p, dst_off, 4 * (T as usize + 1));
+            if p % 16 != 0 {
+                assert!(got.iter().all(|&b| b == 0xEE), "lane {p} must be untouched");
+                continue;
+            }
+            let mut want: Vec<u32> = (0..T).filter(|&i| word(p, i) != 0).map(|i| i + 5).collect();
+            let n = want.len() as u32;
+            want.resize(T as usize, u32::MAX);
+            want.push(n);
+            assert_eq!(
+                got,
+                le32(&want),
+                "lane {p}, {nac} lanes into partition {dp}"
+            );
+        }
+    }
+}
+
 fn seq(in_d: Dtype, out_d: Dtype, ids: &[u32]) -> Vec<u32> {
     let n = ids.len() as u16;
     let mut mem = DeviceMemory::new(ARCH);

@@ -65,7 +65,6 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     let fast = !opts.force_generic && fold == Fold::AddF32 && d == Dtype::FP32;
     let mut outs = vec![0u32; m];
     let threads = opts.threads(ch, op.elements());
-    let per = m.div_ceil(threads.max(1)).max(1);
     let memr: &DeviceMemory = mem;
     let run = |k0: usize, out: &mut [u32]| {
         let mut buf = vec![0u32; CHUNK.min(out.len())];
@@ -101,15 +100,6 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
             k += len;
         }
     };
-    if threads <= 1 {
-        run(0, &mut outs);
-    } else {
-        std::thread::scope(|sc| {
-            for (i, chunk) in outs.chunks_mut(per).enumerate() {
-                let run = &run;
-                sc.spawn(move || run(i * per, chunk));
-            }
-        });
-    }
+    super::for_chunks(&mut outs, threads, run);
     write_walk(mem, op.dst(), 0, dsize, &outs);
 }

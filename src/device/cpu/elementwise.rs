@@ -139,19 +139,9 @@ pub(crate) fn run<K: Kernel>(
         }
     }
     let threads = opts.threads(channels, count.saturating_mul(channels as u64));
-    let run_lanes = |lanes: &mut [Lane]| {
+    super::for_chunks(&mut lanes, threads, |_, lanes| {
         for lane in lanes {
             run_lane(k, lane, count, dst, srcs);
-        }
-    };
-    if threads <= 1 {
-        run_lanes(&mut lanes);
-        return;
-    }
-    let per = lanes.len().div_ceil(threads);
-    std::thread::scope(|sc| {
-        for chunk in lanes.chunks_mut(per) {
-            sc.spawn(move || run_lanes(chunk));
         }
     });
 }
@@ -331,7 +321,14 @@ pub(crate) fn map_run<S: bytemuck::Pod, D: bytemuck::Pod>(
 }
 
 /// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).
-fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out: &mut [u32]) {
+pub(crate) fn gather(
+    bytes: &[u8],
+    at: i64,
+    w: &mut WalkIter,
+    step0: i64,
+    size: usize,
+    out: &mut [u32],
+) {
     let mut i = 0;
     while i < out.len() {
         let (start, n) = w.next_run((out.len() - i) as u64);
@@ -379,7 +376,14 @@ fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, out:
 }
 
 /// Writes `vals` (low bytes) to the next `vals.len()` elements of walk `w`.
-fn scatter(bytes: &mut [u8], at: i64, w: &mut WalkIter, step0: i64, size: usize, vals: &[u32]) {
+pub(crate) fn scatter(
+    bytes: &mut [u8],
+    at: i64,
+    w: &mut WalkIter,
+    step0: i64,
+    size: usize,
+    vals: &[u32],
+) {
     let mut i = 0;
     while i < vals.len() {
         let (start, n) = w.next_run((vals.len() - i) as u64);

@@ -38,16 +38,8 @@ pub fn execute(op: &PoolOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
         mem,
         &mut snapshot,
     );
-    if threads <= 1 {
-        run_lanes(op, plan.as_ref(), &mut lanes, at);
-        return;
-    }
-    let per = lanes.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for chunk in lanes.chunks_mut(per) {
-            let plan = plan.as_ref();
-            s.spawn(move || run_lanes(op, plan, chunk, at));
-        }
+    super::for_chunks(&mut lanes, threads, |_, chunk| {
+        run_lanes(op, plan.as_ref(), chunk, at)
     });
 }
 
