@@ -1,8 +1,9 @@
 // CrossLaneReduce (0x7C arith, 0x7D bitvec), EC-54: `first`, `step` and
 // `store_acc` mirror `first`, `step` and `store` in
 // src/device/ops/cross_lane.rs one for one. Partitions axis: one invocation
-// per walk position k folds the lanes p = 0..nac−1 in order — EC-54's
-// sequential order, so no tree and no reassociation. All axis: a single
+// per walk position k (or per 4·QUADS of them, below) folds the lanes
+// p = 0..nac−1 in order — EC-54's sequential order, so no tree and no
+// reassociation. All axis: a single
 // invocation folds every element, p outer and k inner (docs/gpu.md says
 // what that costs).
 

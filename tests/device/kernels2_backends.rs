@@ -14,7 +14,8 @@ use tpb_emu::isa::enums::{AluOp, Dtype, ReduceAxis, ReduceOp};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{
-    Addr4, EngineNop, ExtTta, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr, Tensor4d,
+    Addr4, EngineNop, ExtTta, Opcode, Region, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr, S4d4Tr,
+    Tensor3d, Tensor4d,
 };
 use tpb_emu::limits::{Arch, PARTITIONS};
 
@@ -308,6 +309,166 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
             let context = format!("case {n}, rows of {row}, at most {quads_max} vec4s");
             assert_records_agree(&mut gpu_exec, &[r], &mem, &context);
         }
+    }
+}
+
+/// Where the Partitions fold takes 4 vec4s, 1 or none (`QUADS`, no GPU
+/// needed): each shape breaks one condition of `clr_quads`.
+#[test]
+fn the_cross_lane_fold_takes_quads_only_where_they_fit() {
+    use tpb_emu::device::gpu::batch::EncodeCx;
+    let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
+    let t = |off, x: (u16, i16), y: (u16, i16)| Tensor4d::new(sb(0, off), [x, y, (1, 0), (1, 0)]);
+    let fp32 = |src, dst| {
+        S4d4Cr::new(
+            Opcode::CROSS_LANE_REDUCE_ARITH,
+            ReduceOp::ADD,
+            ReduceAxis::PARTITIONS,
+            Dtype::FP32,
+            Dtype::FP32,
+            64,
+            0.0,
+            src,
+            dst,
+        )
+        .encode()
+    };
+    let dst = |x: (u16, i16), y| t(0x1000, x, y);
+    // (src, dst, QUADS at most 4, at most 1)
+    let cases = [
+        // Rows of 16 both sides: 4, or 1 where at most 1 is allowed.
+        (t(0x40, (16, 1), (3, 64)), dst((16, 1), (3, 32)), 4, 1),
+        // Rows of 32: still 4 (two invocations a row).
+        (t(0x40, (32, 1), (2, 64)), dst((32, 1), (2, 32)), 4, 1),
+        // Rows of 24 (not whole runs of 16): 1.
+        (t(0x40, (24, 1), (2, 64)), dst((24, 1), (2, 32)), 1, 1),
+        // src rows of 16, dst rows of 8 (the same 48 positions): 1.
+        (t(0x40, (16, 1), (3, 64)), dst((8, 1), (6, 16)), 1, 1),
+        // src not 16-byte aligned: none.
+        (t(0x44, (16, 1), (3, 64)), dst((16, 1), (3, 32)), 0, 0),
+        // A src row step of 65 elements (260 bytes, not 16-byte aligned): none.
+        (t(0x40, (16, 1), (3, 65)), dst((16, 1), (3, 32)), 0, 0),
+        // src step 2 along x: none.
+        (t(0x40, (16, 2), (3, 64)), dst((16, 1), (3, 32)), 0, 0),
+        // dst step 2 along x: none.
+        (t(0x40, (16, 1), (3, 64)), dst((16, 2), (3, 64)), 0, 0),
+    ];
+    for (n, (src, dst, four, one)) in cases.into_iter().enumerate() {
+        let r = fp32(src, dst);
+        assert!(
+            check(&r, Target::pool(ARCH)).is_ok(),
+            "case {n} must be valid"
+        );
+        for (max, want) in [(4, four), (1, one)] {
+            let cx = EncodeCx {
+                arch: ARCH,
+                max_x: 65_535,
+                rows_max_chunks: 1,
+                add_by_bits: false,
+                row_per_max: 64,
+                clr_quads_max: max,
+            };
+            let key = encoded_key_in(&r, &cx);
+            let got = key
+                .constants
+                .iter()
+                .find(|c| c.0 == "QUADS")
+                .map_or(0, |c| c.1);
+            assert_eq!(got, want, "case {n}, at most {max}: {key:?}");
+        }
+    }
+}
+
+/// The CPU backend's chunking never changes a bit: CrossLaneReduce (the
+/// fp32 ADD fast path and generic folds, 128 lanes × 2,048 positions, four
+/// chunks of positions) and NonzeroWithCount (8 processed lanes × 16,384
+/// positions, two chunks of lanes) and a Cast over the elementwise lanes,
+/// run on one chunk and on several, compared over all memory.
+#[test]
+fn cpu_threads_never_change_a_bit() {
+    use std::num::NonZeroUsize;
+    use tpb_emu::device::cpu::CpuOptions;
+    let mut rng = fastrand::Rng::with_seed(0x0007_EAD5);
+    let mut mem = DeviceMemory::new(ARCH);
+    let data = mem.region_bytes_mut(Region::Sbuf);
+    for (i, b) in data.iter_mut().enumerate() {
+        // Random words, one in four zero.
+        *b = if (i / 4) % 4 == 0 { 0 } else { rng.u8(..) };
+    }
+    let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
+    let rows = |off| Tensor4d::new(sb(0, off), [(256, 1), (8, 256), (1, 0), (1, 0)]);
+    let mut records = Vec::new();
+    for (opcode, op, d) in [
+        (Opcode::CROSS_LANE_REDUCE_ARITH, ReduceOp::ADD, Dtype::FP32),
+        (Opcode::CROSS_LANE_REDUCE_ARITH, ReduceOp::MAX, Dtype::FP32),
+        (Opcode::CROSS_LANE_REDUCE_ARITH, ReduceOp::ADD, Dtype::INT32),
+        (
+            Opcode::CROSS_LANE_REDUCE_BITVEC,
+            ReduceOp::BITWISE_XOR,
+            Dtype::INT32,
+        ),
+    ] {
+        let r = S4d4Cr::new(
+            opcode,
+            op,
+            ReduceAxis::PARTITIONS,
+            d,
+            d,
+            128,
+            0.0,
+            rows(0),
+            rows(0x2000),
+        );
+        records.push(r.encode());
+    }
+    let nz = S3d3NonzeroWithCount::new(
+        Dtype::FP32,
+        128,
+        7,
+        -1,
+        Tensor3d::new(sb(0, 0), [(256, 1), (64, 256), (1, 0)]),
+        Tensor3d::new(sb(0, 0x1_0000), [(16_385, 1), (1, 0), (1, 0)]),
+    );
+    records.push(nz.encode());
+    // And the elementwise engine's lanes: a Cast (the chunk path).
+    let cast = S4d4Tr::new(
+        Opcode::CAST,
+        Dtype::FP32,
+        Dtype::BFLOAT16,
+        128,
+        rows(0),
+        rows(0x8000),
+    );
+    records.push(cast.encode());
+    for r in &records {
+        assert!(
+            check(r, Target::pool(ARCH)).is_ok(),
+            "{}",
+            tpb_emu::isa::text::disasm_record(r)
+        );
+    }
+    let mut one = CpuExecutor {
+        options: CpuOptions {
+            threads: NonZeroUsize::new(1),
+            ..Default::default()
+        },
+    };
+    let mut four = CpuExecutor {
+        options: CpuOptions {
+            threads: NonZeroUsize::new(4),
+            ..Default::default()
+        },
+    };
+    for r in &records {
+        let a = run_records(&mut one, &[*r], &mem, ARCH);
+        let b = run_records(&mut four, &[*r], &mem, ARCH);
+        assert_eq!(
+            first_difference(&a, &b),
+            None,
+            "{}",
+            tpb_emu::isa::text::disasm_record(r)
+        );
+        assert_ne!(first_difference(&a, &mem), None, "the record wrote nothing");
     }
 }
 

@@ -467,7 +467,14 @@ fn nonzero_with_count_long_rows_every_mask() {
             0
         }
     };
-    for (nac, dp, dst_off) in [(128u8, 0u32, 0x1_0100u32), (64, 64, 0x100)] {
+    // Into the same partitions; into partitions 64.. (no lane reads
+    // another's dst partition); into partitions 16.. (lane p writes the
+    // partition lane p + 16 reads, at another offset).
+    for (nac, dp, dst_off) in [
+        (128u8, 0u32, 0x1_0100u32),
+        (64, 64, 0x100),
+        (112, 16, 0x1_0100),
+    ] {
         let mut mem = DeviceMemory::new(ARCH);
         mem.fill(0xEE);
         for p in 0..nac as u32 {
@@ -500,6 +507,50 @@ fn nonzero_with_count_long_rows_every_mask() {
             );
         }
     }
+}
+
+/// The FP32 leg over blocks of 8 (T = 21): −0 and +0 are zero, NaN, a
+/// subnormal and −1.0 are not (EC-56), and positions + index_offset wrap
+/// past 2^31 − 1 as unsigned words.
+#[test]
+fn nonzero_with_count_fp32_blocks() {
+    const NEG0: u32 = 0x8000_0000;
+    const NAN: u32 = 0x7FC0_0000;
+    const SUB: u32 = 0x0000_0001;
+    const M1: u32 = 0xBF80_0000;
+    #[rustfmt::skip]
+    let src = [
+        NEG0, NAN, 0, SUB, NEG0, NEG0, M1, 0, // nonzero at 1, 3, 6
+        0, 0, 0, 0, 0, 0, 0, 0, // none
+        SUB, SUB, NEG0, NAN, M1, // 16, 17, 19, 20
+    ];
+    let mem = nonzero(0, 1, Dtype::FP32, i32::MAX, 9, &src);
+    let m = 0x7FFF_FFFFu32;
+    let want = [
+        m + 1,
+        m + 3,
+        m + 6,
+        m + 16,
+        m + 17,
+        m + 19,
+        m + 20, // 0x80000000.., 7 of them
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9,
+        9, // padding to T = 21
+        7,
+    ];
+    assert_eq!(get(&mem, 0, 256, 4 * 22), le32(&want));
 }
 
 fn seq(in_d: Dtype, out_d: Dtype, ids: &[u32]) -> Vec<u32> {

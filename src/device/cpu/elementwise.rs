@@ -14,6 +14,7 @@
 
 use super::CpuOptions;
 use super::lanes::WalkIter;
+use super::walks::{gather, scatter};
 use crate::device::convert::{self, InType, OutType};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
@@ -318,122 +319,6 @@ pub(crate) fn map_run<S: bytemuck::Pod, D: bytemuck::Pod>(
             }
         }
     }
-}
-
-/// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).
-pub(crate) fn gather(
-    bytes: &[u8],
-    at: i64,
-    w: &mut WalkIter,
-    step0: i64,
-    size: usize,
-    out: &mut [u32],
-) {
-    let mut i = 0;
-    while i < out.len() {
-        let (start, n) = w.next_run((out.len() - i) as u64);
-        let n = n as usize;
-        let o = &mut out[i..i + n];
-        let first = (at + start * size as i64) as usize;
-        if step0 == 1 || n == 1 {
-            let src = &bytes[first..first + n * size];
-            // Elements are aligned to their size (SPEC §3) in u64-backed
-            // memory, so the typed views normally succeed (little-endian host).
-            match (size, bytemuck::try_cast_slice::<u8, u32>(src)) {
-                (4, Ok(w)) => o.copy_from_slice(w),
-                (4, Err(_)) => {
-                    for (x, c) in o.iter_mut().zip(src.chunks_exact(4)) {
-                        *x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
-                }
-                (2, _) => match bytemuck::try_cast_slice::<u8, u16>(src) {
-                    Ok(h) => {
-                        for (x, &c) in o.iter_mut().zip(h) {
-                            *x = c as u32;
-                        }
-                    }
-                    Err(_) => {
-                        for (x, c) in o.iter_mut().zip(src.chunks_exact(2)) {
-                            *x = u16::from_le_bytes([c[0], c[1]]) as u32;
-                        }
-                    }
-                },
-                _ => {
-                    for (x, &c) in o.iter_mut().zip(src) {
-                        *x = c as u32;
-                    }
-                }
-            }
-        } else {
-            let stride = step0 * size as i64;
-            for (j, x) in o.iter_mut().enumerate() {
-                let a = (first as i64 + j as i64 * stride) as usize;
-                *x = read(bytes, a, size);
-            }
-        }
-        i += n;
-    }
-}
-
-/// Writes `vals` (low bytes) to the next `vals.len()` elements of walk `w`.
-pub(crate) fn scatter(
-    bytes: &mut [u8],
-    at: i64,
-    w: &mut WalkIter,
-    step0: i64,
-    size: usize,
-    vals: &[u32],
-) {
-    let mut i = 0;
-    while i < vals.len() {
-        let (start, n) = w.next_run((vals.len() - i) as u64);
-        let n = n as usize;
-        let v = &vals[i..i + n];
-        let first = (at + start * size as i64) as usize;
-        if step0 == 1 || n == 1 {
-            let dst = &mut bytes[first..first + n * size];
-            match size {
-                4 => match bytemuck::try_cast_slice_mut::<u8, u32>(dst) {
-                    Ok(w) => w.copy_from_slice(v),
-                    Err(_) => {
-                        for (c, x) in dst.chunks_exact_mut(4).zip(v) {
-                            c.copy_from_slice(&x.to_le_bytes());
-                        }
-                    }
-                },
-                2 => match bytemuck::try_cast_slice_mut::<u8, u16>(dst) {
-                    Ok(h) => {
-                        for (d, x) in h.iter_mut().zip(v) {
-                            *d = *x as u16;
-                        }
-                    }
-                    Err(_) => {
-                        for (c, x) in dst.chunks_exact_mut(2).zip(v) {
-                            c.copy_from_slice(&(*x as u16).to_le_bytes());
-                        }
-                    }
-                },
-                _ => {
-                    for (c, x) in dst.iter_mut().zip(v) {
-                        *c = *x as u8;
-                    }
-                }
-            }
-        } else {
-            let stride = step0 * size as i64;
-            for (j, x) in v.iter().enumerate() {
-                let a = (first as i64 + j as i64 * stride) as usize;
-                bytes[a..a + size].copy_from_slice(&x.to_le_bytes()[..size]);
-            }
-        }
-        i += n;
-    }
-}
-
-fn read(bytes: &[u8], at: usize, size: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b[..size].copy_from_slice(&bytes[at..at + size]);
-    u32::from_le_bytes(b)
 }
 
 /// SPEC §6 loads of a chunk of raw elements of `ty` to f32 bits

@@ -37,13 +37,14 @@ pub(crate) struct At {
     pub(crate) dst: i64,
 }
 
-/// Splits device memory into one [`LaneIo`] per lane. When src and dst share
-/// a region but not a partition, a lane's src partition is another lane's dst
-/// partition; src is then copied first (EC-21 makes the copy read exactly what
-/// the record would).
-/// `src_size` is the byte size of one src element.
+/// Splits device memory into one [`LaneIo`] per lane `p` of `0..channels`
+/// for which `keep(p)`, in order. When src and dst share a region but not a
+/// partition, a lane's src partition is another lane's dst partition; the
+/// kept lanes' src is then copied first (EC-21 makes the copy read exactly
+/// what the record would). `src_size` is the byte size of one src element.
 pub(crate) fn split_lanes<'a>(
     channels: u32,
+    keep: impl Fn(u32) -> bool,
     s: &Side,
     src_size: usize,
     d: &Side,
@@ -63,36 +64,44 @@ pub(crate) fn split_lanes<'a>(
             Region::Sbuf => (sbuf, psum),
             Region::Psum => (psum, sbuf),
         };
-        src.chunks(spw)
-            .skip(s.partition as usize)
+        (0..)
+            .zip(src.chunks(spw).skip(s.partition as usize))
             .zip(dst.chunks_mut(dpw).skip(d.partition as usize))
             .take(ch)
-            .map(|(src, dst)| LaneIo::Split { src, dst })
+            .map(|((p, src), dst)| (p, LaneIo::Split { src, dst }))
+            .filter(|(p, _)| keep(*p))
+            .map(|(_, io)| io)
             .collect()
     } else if s.partition == d.partition {
-        mem.words_mut(s.region)
-            .chunks_mut(spw)
+        (0..)
+            .zip(mem.words_mut(s.region).chunks_mut(spw))
             .skip(s.partition as usize)
             .take(ch)
-            .map(LaneIo::Same)
+            .map(|(p, words)| (p - s.partition, LaneIo::Same(words)))
+            .filter(|(p, _)| keep(*p))
+            .map(|(_, io)| io)
             .collect()
     } else {
         let (lo, hi) = s.byte_range(src_size);
         let (w0, w1) = ((lo / 8) as usize, (hi as usize).div_ceil(8));
         let region = mem.words(s.region);
-        for lane in 0..ch {
-            let p = (s.partition as usize + lane) * spw;
+        for lane in (0..channels).filter(|&p| keep(p)) {
+            let p = (s.partition + lane) as usize * spw;
             snapshot.extend_from_slice(&region[p + w0..p + w1]);
         }
         at.src -= (w0 * 8) as i64;
         let snap: &'a [u64] = snapshot;
-        snap.chunks(w1 - w0)
+        let dsts = (0..)
             .zip(
                 mem.words_mut(d.region)
                     .chunks_mut(dpw)
                     .skip(d.partition as usize),
             )
             .take(ch)
+            .filter(|(p, _)| keep(*p))
+            .map(|(_, dst)| dst);
+        snap.chunks(w1 - w0)
+            .zip(dsts)
             .map(|(src, dst)| LaneIo::Split { src, dst })
             .collect()
     };

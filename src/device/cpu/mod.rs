@@ -49,7 +49,9 @@ impl Executor for CpuExecutor {
 /// Host-side knobs of the CPU executor. They never change results.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuOptions {
-    /// Most threads one record may use; `None` = the host's available parallelism.
+    /// Most chunks one record is cut into, each a task on rayon's pool (whose
+    /// threads, `RAYON_NUM_THREADS` or the host's cores, bound how many run at
+    /// once); `None` = the host's available parallelism.
     pub threads: Option<NonZeroUsize>,
     /// Run every record on the generic path (the definition), never the specialised one.
     pub force_generic: bool,

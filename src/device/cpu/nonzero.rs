@@ -3,8 +3,8 @@
 //! runs on its own partitions, split across threads.
 
 use super::CpuOptions;
-use super::elementwise::{gather, scatter};
 use super::lanes::{LaneIo, WalkIter, split_lanes};
+use super::walks::{gather, scatter};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::nonzero::{NzOp, is_nonzero, processed};
 
@@ -12,14 +12,13 @@ use crate::device::ops::nonzero::{NzOp, is_nonzero, processed};
 pub fn execute(op: &NzOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     let t = op.count() as usize;
     let (s, d) = (op.src(), op.dst());
+    if op.lanes().next().is_none() {
+        return;
+    }
     let mut snapshot = Vec::new();
-    let (lanes, at) = split_lanes(op.channels(), s, 4, d, mem, &mut snapshot);
     // EC-56: only the lanes at the first partition of a pool core.
-    let mut lanes: Vec<LaneIo> = (0..)
-        .zip(lanes)
-        .filter(|(p, _)| processed(s.partition, *p))
-        .map(|(_, io)| io)
-        .collect();
+    let keep = |p| processed(s.partition, p);
+    let (mut lanes, at) = split_lanes(op.channels(), keep, s, 4, d, mem, &mut snapshot);
     let run = |lanes: &mut [LaneIo]| {
         let (mut src, mut out) = (vec![0u32; t], vec![0u32; t + 1]);
         for io in lanes {
@@ -67,7 +66,8 @@ const SET_BITS: [[u32; 8]; 256] = {
     t
 };
 
-/// The set bits of each mask of 8 positions.
+/// The set bits of each mask of 8 positions (`count_ones` without x86-64's
+/// optional POPCNT is a dozen instructions).
 const SET_COUNT: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut m = 0;

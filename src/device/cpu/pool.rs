@@ -32,6 +32,7 @@ pub fn execute(op: &PoolOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     let mut snapshot = Vec::new();
     let (mut lanes, at) = split_lanes(
         op.channels(),
+        |_| true,
         op.src(),
         op.in_ty().size(),
         op.dst(),

@@ -144,10 +144,11 @@ impl<'g> GpuExecutor<'g> {
     }
 
     /// Overrides the most vec4s per lane a CrossLaneReduce invocation folds
-    /// (1 or 4; [`clr_quads_max`] of the adapter by default): for tests
-    /// that run the other adapters' choice, and for tuning.
+    /// ([`clr_quads_max`] of the adapter by default): 4 for `max` ≥ 4, else
+    /// 1 (the shader's two choices), for tests that run the other adapters'
+    /// choice, and for tuning.
     pub fn set_clr_quads_max(&mut self, max: u32) {
-        self.cx.clr_quads_max = max;
+        self.cx.clr_quads_max = if max >= 4 { 4 } else { 1 };
     }
 
     /// Bytes of device memory the last [`Executor::finish`] read back: what

@@ -154,16 +154,15 @@ fn clr_constants(
 /// invocation). `q` fits when the src elements are 4 bytes along
 /// 16-byte-aligned rows of whole vec4s in every partition, and the src and
 /// dst walks both go 4·`q` positions at a time along their rows.
-fn clr_quads(src: &WalkParams, dst: &WalkParams, count: u64, max: u32) -> u32 {
+fn clr_quads(src: &WalkParams, dst: &WalkParams, max: u32) -> u32 {
     let aligned = src.size == 4
         && src.base.is_multiple_of(16)
         && src.lane_stride.is_multiple_of(16)
         && (1..4).all(|i| src.num[i] <= 1 || (src.step[i] * 4).rem_euclid(16) == 0);
     let rows = |w: &WalkParams, n: u32| w.num[0].is_multiple_of(n) && w.step[0] == 1;
-    let fits = |q: u32| {
-        let n = 4 * q;
-        count.is_multiple_of(n as u64) && rows(src, n) && rows(dst, n)
-    };
+    // The count is the product of src.num, so src rows of whole runs make
+    // a count of whole runs.
+    let fits = |q: u32| rows(src, 4 * q) && rows(dst, 4 * q);
     match [max, 1].into_iter().find(|&q| q >= 1 && fits(q)) {
         Some(q) if aligned => q,
         _ => 0,
@@ -171,7 +170,8 @@ fn clr_quads(src: &WalkParams, dst: &WalkParams, count: u64, max: u32) -> u32 {
 }
 
 /// A CrossLaneReduce op as one dispatch of `cross_lane.wgsl`: one
-/// invocation per walk position (Partitions), or one invocation (All).
+/// invocation per walk position or per 4·`QUADS` of them (Partitions, see
+/// [`clr_quads`]), or one invocation (All).
 pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
     let [s, d] = op.sizes();
     let scale = match op.fold() {
@@ -181,7 +181,7 @@ pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
     let (src, dst) = (walk(op.src(), s, cx.arch), walk(op.dst(), d, cx.arch));
     let quads = match op.all_axis() {
         true => 0,
-        false => clr_quads(&src, &dst, op.count(), cx.clr_quads_max),
+        false => clr_quads(&src, &dst, cx.clr_quads_max),
     };
     let invocations = match (op.all_axis(), quads) {
         (true, _) => 1,
