@@ -150,6 +150,7 @@ pub(crate) fn encoded_key(
         add_by_bits,
         row_per_max,
         clr_quads_max: 1,
+        loop_budget: None,
     };
     encoded_key_in(r, &cx)
 }
@@ -1003,6 +1004,7 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
                 add_by_bits,
                 row_per_max,
                 clr_quads_max,
+                loop_budget: None,
             };
             let key = encode(&op, &cx).key;
             let listed = if key.shader == Shader::Pool {

@@ -298,6 +298,7 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
                 add_by_bits: false,
                 row_per_max: 64,
                 clr_quads_max: quads_max,
+                loop_budget: None,
             };
             let quads = if row == 16 && quads_max == 4 { 4 } else { 1 };
             let key = encoded_key_in(&r, &cx);
@@ -308,6 +309,74 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
             gpu_exec.set_clr_quads_max(quads_max);
             let context = format!("case {n}, rows of {row}, at most {quads_max} vec4s");
             assert_records_agree(&mut gpu_exec, &[r], &mem, &context);
+        }
+    }
+}
+
+/// The All axis of MAX, integer ADD and the bitwise folds over 128 lanes ×
+/// 1,000 positions (and 2-D walks, and 3 lanes), against the CPU's
+/// sequential fold. MAX reads words of −1, −0, +0, ± subnormals (flushed to
+/// ±0) and NaN, so the greatest value is a zero whose sign says which was
+/// first: a fold in any other order (docs/gpu.md tried one in 64 parts)
+/// fails here, where the short random streams did not. On llvmpipe a fold
+/// of nac·(M + 1) > 61,440 loop iterations (15/16 of 65,535) runs on the CPU
+/// reference (`params::loop_budget`; the kernel gave wrong sums past
+/// 127 × 514), and 127 × 480 (61,087) still runs as the kernel.
+#[test]
+fn large_all_axis_folds_match_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    const WORDS: [u32; 6] = [0xBF80_0000, 0x8000_0000, 0, 0x7FC0_0000, 1, 0x8000_0001];
+    let mut rng = fastrand::Rng::with_seed(0xA11_A715);
+    let mut mem = DeviceMemory::new(ARCH);
+    let active = Region::Sbuf.active_bytes(ARCH) as usize;
+    let data = mem.region_bytes_mut(Region::Sbuf);
+    // Bytes 0..0x1000 of each partition: those words; 0x1000..0x2000: random.
+    for p in 0..PARTITIONS as usize {
+        for at in (0..0x2000).step_by(4) {
+            let w = if at < 0x1000 {
+                WORDS[rng.usize(..WORDS.len())]
+            } else {
+                rng.u32(..)
+            };
+            data[p * active + at..][..4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    let sb = |off| Addr4::new(Region::Sbuf, 0, off);
+    let one = Tensor4d::new(sb(0x3000), [(1, 1), (1, 0), (1, 0), (1, 0)]);
+    let arith = Opcode::CROSS_LANE_REDUCE_ARITH;
+    let bitvec = Opcode::CROSS_LANE_REDUCE_BITVEC;
+    let cases = [
+        (arith, ReduceOp::MAX, Dtype::FP32, Dtype::FP32),
+        (arith, ReduceOp::MAX, Dtype::BFLOAT16, Dtype::FP32),
+        (arith, ReduceOp::MAX, Dtype::INT16, Dtype::INT32),
+        (arith, ReduceOp::ADD, Dtype::INT32, Dtype::INT32),
+        (arith, ReduceOp::ADD, Dtype::INT32, Dtype::FP32),
+        (arith, ReduceOp::ADD, Dtype::UINT8, Dtype::UINT16),
+        (bitvec, ReduceOp::BITWISE_XOR, Dtype::INT32, Dtype::INT32),
+        (bitvec, ReduceOp::BITWISE_AND, Dtype::UINT8, Dtype::UINT8),
+        (bitvec, ReduceOp::BITWISE_OR, Dtype::INT16, Dtype::INT16),
+    ];
+    let mut gpu_exec = GpuExecutor::new(&gpu, ARCH).expect("pipeline");
+    let budget = tpb_emu::device::gpu::batch::EncodeCx::of(&gpu, ARCH).loop_budget;
+    for (n, (opcode, op, i, o)) in cases.into_iter().enumerate() {
+        // MAX reads the special words, the others the random ones.
+        let base = if op == ReduceOp::MAX { 0 } else { 0x1000 };
+        let flat = Tensor4d::new(sb(base), [(1000, 1), (1, 0), (1, 0), (1, 0)]);
+        let rows = Tensor4d::new(sb(base + 0x40), [(40, 1), (20, 48), (1, 0), (1, 0)]);
+        let under = Tensor4d::new(sb(base), [(480, 1), (1, 0), (1, 0), (1, 0)]);
+        for (nac, src) in [(128u8, flat), (128, rows), (3, flat), (127, under)] {
+            let r = S4d4Cr::new(opcode, op, ReduceAxis::ALL, i, o, nac, 1.0, src, one).encode();
+            let text = tpb_emu::isa::text::disasm_record(&r);
+            assert!(check(&r, Target::pool(ARCH)).is_ok(), "case {n}: {text}");
+            let before = gpu_exec.host_ops();
+            assert_records_agree(&mut gpu_exec, &[r], &mem, &format!("case {n}, {nac} lanes"));
+            let m = src.num.iter().map(|&x| x as u64).product::<u64>();
+            let on_host = budget.is_some_and(|b| nac as u64 * (m + 1) > b - b / 16);
+            assert_eq!(
+                gpu_exec.host_ops() - before,
+                on_host as u64,
+                "case {n}, {nac} × {m}"
+            );
         }
     }
 }
@@ -367,6 +436,7 @@ fn the_cross_lane_fold_takes_quads_only_where_they_fit() {
                 add_by_bits: false,
                 row_per_max: 64,
                 clr_quads_max: max,
+                loop_budget: None,
             };
             let key = encoded_key_in(&r, &cx);
             let got = key

@@ -137,3 +137,31 @@ fn bad_parameters_are_errors_not_panics() {
     let rank2 = Tensor::from_f32(&[4, 4], &[0.0; 16]);
     assert!(frontend::compile(&Pool2d::new(PoolMode::Max, 2, 2), &rank2).is_err());
 }
+
+/// A global average pool whose window (384 × 384 uint8) is longer than an
+/// invocation may loop on llvmpipe: on a software rasterizer the GPU
+/// executor runs the Pool record on the CPU reference between its DMAs, and
+/// the whole program gives the reference's bytes (it gave 0 in every lane
+/// but the first while the host ranges spanned whole regions); on any GPU
+/// the output equals the reference's.
+#[test]
+fn a_global_pool_longer_than_the_loop_budget_runs_whole() {
+    let Some(gpu) = crate::common::gpu() else {
+        return;
+    };
+    let (h, w) = (384u64, 384u64);
+    let data: Vec<u8> = (0..128 * h * w).map(|i| ((i * 7919) % 251) as u8).collect();
+    let x = Tensor {
+        dtype: Dtype::UINT8,
+        shape: vec![1, 128, h, w],
+        data: data.into(),
+    };
+    let p = Pool2d::new(PoolMode::Avg, h as u32, w as u32);
+    let mut exec = tpb_emu::device::gpu::GpuExecutor::new(&gpu, tpb_emu::limits::Arch::Cayman)
+        .expect("pipelines");
+    let got = frontend::run(&p, &x, &mut exec).unwrap();
+    assert_eq!(got, frontend::reference(&p, &x).unwrap(), "{p}");
+    let budget =
+        tpb_emu::device::gpu::batch::EncodeCx::of(&gpu, tpb_emu::limits::Arch::Cayman).loop_budget;
+    assert_eq!(exec.host_ops(), budget.is_some() as u64);
+}

@@ -38,6 +38,9 @@ pub struct EncodeCx {
     /// CrossLaneReduce: most vec4s per lane per invocation (1 or 4,
     /// [`super::params::clr_quads_max`]).
     pub clr_quads_max: u32,
+    /// The most loop iterations one invocation may make
+    /// ([`super::params::loop_budget`]); `None`: no limit.
+    pub loop_budget: Option<u64>,
 }
 
 /// One kernel dispatch, encoded: its pipeline, its parameter block (at most

@@ -17,12 +17,15 @@ use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
-use super::params::{add_by_bits, clr_quads_max, row_per_max, rows_max_chunks};
+use super::params::{
+    add_by_bits, clr_quads_max, fits_loop_budget, loop_budget, row_per_max, rows_max_chunks,
+};
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::{ChipDma, Op, Place};
 use crate::device::{BackendError, Capture, Executor, HostRange, HostWrite};
-use crate::limits::Arch;
+use crate::isa::tensor::Region;
+use crate::limits::{Arch, PARTITIONS};
 use std::ops::Range;
 
 /// Runs device ops on a GPU.
@@ -53,6 +56,8 @@ pub struct GpuExecutor<'g> {
     finish_read_back: u64,
     /// DMAs run as kernels ([`Executor::chip_dma`]).
     chip_dmas: u64,
+    /// Ops run on the CPU reference ([`GpuExecutor::host_ops`]).
+    host_ops: u64,
     /// The memory buffer holds a window of DRAM ([`Executor::hold_dram`]).
     holds_dram: bool,
     /// Ops queued and host accesses so far: a capture taken when this was
@@ -124,6 +129,7 @@ impl<'g> GpuExecutor<'g> {
             own_upload_bytes: 0,
             finish_read_back: 0,
             chip_dmas: 0,
+            host_ops: 0,
             holds_dram: false,
             touched: 0,
         })
@@ -149,6 +155,50 @@ impl<'g> GpuExecutor<'g> {
     /// choice, and for tuning.
     pub fn set_clr_quads_max(&mut self, max: u32) {
         self.cx.clr_quads_max = if max >= 4 { 4 } else { 1 };
+    }
+
+    /// Records this executor ran on the CPU reference because no kernel of
+    /// this adapter can run them whole
+    /// ([`fits_loop_budget`]).
+    pub fn host_ops(&self) -> u64 {
+        self.host_ops
+    }
+
+    /// Runs `op` on the CPU reference in `mem`, as the host would between
+    /// ops: every queued op's result comes down first (the op may read any
+    /// of it), and its dst bytes go up again before the next kernel.
+    fn execute_on_host(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        // Host ranges lie in one partition each.
+        let range = |region: Region, p: u32, (lo, hi): (i64, i64)| {
+            let at = p as usize * mem.active_bytes(region) as usize;
+            HostRange {
+                region,
+                bytes: at + lo.max(0) as usize..at + hi.max(0) as usize,
+            }
+        };
+        let mut all = Vec::new();
+        for region in [Region::Sbuf, Region::Psum] {
+            let whole = (0, mem.active_bytes(region) as i64);
+            all.extend((0..PARTITIONS).map(|p| range(region, p, whole)));
+        }
+        let written: Vec<HostRange> = match (op, op.dst_walk()) {
+            (_, Some((d, size))) => (0..op.channels())
+                .map(|l| range(d.region, d.partition + l, d.byte_range(size)))
+                .collect(),
+            // A CrossLaneReduce writes its dst walk in its dst partition.
+            (Op::CrossLane(c), None) => {
+                vec![range(
+                    c.dst().region,
+                    c.dst().partition,
+                    c.dst().byte_range(c.sizes()[1]),
+                )]
+            }
+            _ => all.clone(),
+        };
+        self.host_access(mem, &all)?;
+        crate::device::cpu::CpuExecutor::default().execute(op, mem)?;
+        self.host_ops += 1;
+        self.host_wrote(mem, &written)
     }
 
     /// Bytes of device memory the last [`Executor::finish`] read back: what
@@ -301,6 +351,7 @@ impl EncodeCx {
             add_by_bits: add_by_bits(gpu.adapter.device_type),
             row_per_max: row_per_max(gpu.adapter.device_type),
             clr_quads_max: clr_quads_max(gpu.adapter.device_type),
+            loop_budget: loop_budget(gpu.adapter.device_type),
         }
     }
 }
@@ -317,6 +368,9 @@ impl Executor for GpuExecutor<'_> {
     fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         if mem.arch() != self.memory.arch() {
             return Err(BackendError::new("gpu", "memory of another generation"));
+        }
+        if !fits_loop_budget(op, &self.cx) {
+            return self.execute_on_host(op, mem);
         }
         self.touched += 1;
         self.newer.add_op(op);

@@ -1,7 +1,9 @@
 //! The per-record parameter block shared with shaders/pool.wgsl.
 
+use super::batch::EncodeCx;
 use super::memory::region_base;
 use crate::device::convert::OutType;
+use crate::device::ops::Op;
 use crate::device::ops::pool::{Func, PoolOp, Side};
 use crate::limits::Arch;
 use bytemuck::{Pod, Zeroable};
@@ -243,6 +245,54 @@ pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
         wgpu::DeviceType::Cpu => 64,
         _ => 16,
     }
+}
+
+/// The most loop iterations one invocation may make on llvmpipe: Mesa's
+/// gallivm counts every loop's back edges in one counter per invocation
+/// (`LP_MAX_TGSI_LOOP_ITERATIONS`, 65,535) and, when it runs out, leaves the
+/// loops and goes on — a silently wrong result, not an error. Measured on
+/// lavapipe (Mesa 22.3), an All-axis CrossLaneReduce of nac lanes × M
+/// elements in one invocation: 127 × 514 and 64 × 1,022 right, 127 × 515 and
+/// 64 × 1,023 wrong (a few more iterations than the shader's loops show).
+pub const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
+
+/// The loop iterations one invocation may make on an adapter of type
+/// `device_type`: [`LLVMPIPE_LOOP_ITERATIONS`] on a software rasterizer
+/// (lavapipe, and llvmpipe through GL), no limit on a hardware GPU.
+pub fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
+    match device_type {
+        wgpu::DeviceType::Cpu => Some(LLVMPIPE_LOOP_ITERATIONS),
+        _ => None,
+    }
+}
+
+/// Whether `op` can run as this adapter's kernel within its loop budget
+/// ([`loop_budget`]), its loop iterations per invocation kept to 15/16 of
+/// it (llvmpipe counts a few more than the shader shows); the executor runs
+/// an op that cannot on the CPU reference. Two kernels' loops grow with the
+/// record: Pool folds each window in one loop (`pool`: up to [`SEGMENT`]
+/// outputs of `period` elements; `pool_rows`: 4·chunks outputs, half as many
+/// steps), and CrossLaneReduce's All axis folds all nac·M elements in one
+/// invocation in EC-54's order. The others loop at most over one partition's
+/// elements split 64 ways, or over 128 lanes.
+pub fn fits_loop_budget(op: &Op, cx: &EncodeCx) -> bool {
+    let Some(budget) = cx.loop_budget else {
+        return true;
+    };
+    let iterations = match op {
+        Op::Pool(p) => {
+            let pp = PoolParams::new(p, cx.arch, cx.rows_max_chunks);
+            let per = if pp.entry == 1 {
+                4 * pp.chunks
+            } else {
+                SEGMENT
+            };
+            (per as u64).min(p.num()) * (p.period() + 1)
+        }
+        Op::CrossLane(c) if c.all_axis() => c.channels() as u64 * (c.count() + 1),
+        _ => return true,
+    };
+    iterations <= budget - budget / 16
 }
 
 /// The most vec4s per lane one CrossLaneReduce invocation folds (`QUADS` in
