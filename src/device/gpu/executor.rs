@@ -22,6 +22,7 @@ use super::params::{
 };
 use super::staging::{Mapped, Staging};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};
 use crate::device::{BackendError, Capture, Executor, HostRange, HostWrite};
 use crate::isa::tensor::Region;
@@ -181,12 +182,18 @@ impl<'g> GpuExecutor<'g> {
             let whole = (0, mem.active_bytes(region) as i64);
             all.extend((0..PARTITIONS).map(|p| range(region, p, whole)));
         }
+        // Validation keeps walks inside the active bytes; where one were not,
+        // all of memory counts as written.
+        let inside = |d: &Side, size: usize| {
+            let (lo, hi) = d.byte_range(size);
+            lo >= 0 && hi <= mem.active_bytes(d.region) as i64
+        };
         let written: Vec<HostRange> = match (op, op.dst_walk()) {
-            (_, Some((d, size))) => (0..op.channels())
+            (_, Some((d, size))) if inside(d, size) => (0..op.channels())
                 .map(|l| range(d.region, d.partition + l, d.byte_range(size)))
                 .collect(),
             // A CrossLaneReduce writes its dst walk in its dst partition.
-            (Op::CrossLane(c), None) => {
+            (Op::CrossLane(c), None) if inside(c.dst(), c.sizes()[1]) => {
                 vec![range(
                     c.dst().region,
                     c.dst().partition,

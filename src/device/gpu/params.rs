@@ -271,10 +271,11 @@ pub fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
 /// it (llvmpipe counts a few more than the shader shows); the executor runs
 /// an op that cannot on the CPU reference. Two kernels' loops grow with the
 /// record: Pool folds each window in one loop (`pool`: up to [`SEGMENT`]
-/// outputs of `period` elements; `pool_rows`: 4·chunks outputs, half as many
-/// steps), and CrossLaneReduce's All axis folds all nac·M elements in one
-/// invocation in EC-54's order. The others loop at most over one partition's
-/// elements split 64 ways, or over 128 lanes.
+/// outputs, each `period` + 2 iterations; `pool_rows`: per chunk of 4
+/// outputs one loop step per window row pair and per row, at most
+/// 1.5·`period` + 4), and CrossLaneReduce's All axis folds all nac·M
+/// elements in one invocation in EC-54's order. The others loop at most
+/// over one partition's elements split 64 ways, or over 128 lanes.
 pub fn fits_loop_budget(op: &Op, cx: &EncodeCx) -> bool {
     let Some(budget) = cx.loop_budget else {
         return true;
@@ -282,12 +283,11 @@ pub fn fits_loop_budget(op: &Op, cx: &EncodeCx) -> bool {
     let iterations = match op {
         Op::Pool(p) => {
             let pp = PoolParams::new(p, cx.arch, cx.rows_max_chunks);
-            let per = if pp.entry == 1 {
-                4 * pp.chunks
+            if pp.entry == 1 {
+                pp.chunks as u64 * (3 * p.period() / 2 + 4) + 2
             } else {
-                SEGMENT
-            };
-            (per as u64).min(p.num()) * (p.period() + 1)
+                (SEGMENT as u64).min(p.num()) * (p.period() + 2) + 1
+            }
         }
         Op::CrossLane(c) if c.all_axis() => c.channels() as u64 * (c.count() + 1),
         _ => return true,
