@@ -233,6 +233,20 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
     }
 }
 
+/// An encoding context with at most `max` vec4s per CrossLaneReduce
+/// invocation (its other choices fixed).
+fn quads_cx(max: u32) -> tpb_emu::device::gpu::batch::EncodeCx {
+    tpb_emu::device::gpu::batch::EncodeCx {
+        arch: ARCH,
+        max_x: 65_535,
+        rows_max_chunks: 1,
+        add_by_bits: false,
+        row_per_max: 64,
+        clr_quads_max: max,
+        loop_budget: None,
+    }
+}
+
 /// The Partitions fold 4·`QUADS` positions at a time (`QUADS` vec4 loads
 /// per lane) for every fold over 4-byte in dtypes, into 4-, 2- and 1-byte
 /// outputs, on bytes that hold NaN, ±0, subnormals, infinities and large
@@ -242,7 +256,6 @@ fn random_streams_of_the_new_kernels_agree_bit_for_bit() {
 /// at most 1 allowed or rows of 8, 1 vec4 (a hardware GPU's).
 #[test]
 fn the_vec4_cross_lane_fold_matches_the_cpu() {
-    use tpb_emu::device::gpu::batch::EncodeCx;
     let Some(gpu) = gpu() else { return };
     let mut rng = fastrand::Rng::with_seed(0xEC4_007C);
     let mut mem = DeviceMemory::new(ARCH);
@@ -291,15 +304,7 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
                 dst,
             )
             .encode();
-            let cx = EncodeCx {
-                arch: ARCH,
-                max_x: 65_535,
-                rows_max_chunks: 1,
-                add_by_bits: false,
-                row_per_max: 64,
-                clr_quads_max: quads_max,
-                loop_budget: None,
-            };
+            let cx = quads_cx(quads_max);
             let quads = if row == 16 && quads_max == 4 { 4 } else { 1 };
             let key = encoded_key_in(&r, &cx);
             assert!(
@@ -385,7 +390,6 @@ fn large_all_axis_folds_match_the_cpu() {
 /// needed): each shape breaks one condition of `clr_quads`.
 #[test]
 fn the_cross_lane_fold_takes_quads_only_where_they_fit() {
-    use tpb_emu::device::gpu::batch::EncodeCx;
     let sb = |p, off| Addr4::new(Region::Sbuf, p, off);
     let t = |off, x: (u16, i16), y: (u16, i16)| Tensor4d::new(sb(0, off), [x, y, (1, 0), (1, 0)]);
     let fp32 = |src, dst| {
@@ -429,15 +433,7 @@ fn the_cross_lane_fold_takes_quads_only_where_they_fit() {
             "case {n} must be valid"
         );
         for (max, want) in [(4, four), (1, one)] {
-            let cx = EncodeCx {
-                arch: ARCH,
-                max_x: 65_535,
-                rows_max_chunks: 1,
-                add_by_bits: false,
-                row_per_max: 64,
-                clr_quads_max: max,
-                loop_budget: None,
-            };
+            let cx = quads_cx(max);
             let key = encoded_key_in(&r, &cx);
             let got = key
                 .constants
