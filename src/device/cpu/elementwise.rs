@@ -180,14 +180,7 @@ fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &
                 SrcMem::Dst => (&*lane.dst, s.side.offset as i64),
                 SrcMem::Slice(b, at) => (b, *at),
             };
-            gather(
-                bytes,
-                at,
-                &mut swalk[i],
-                s.side.step[0],
-                s.size,
-                &mut buf[i][..len],
-            );
+            gather(bytes, at, &mut swalk[i], s.size, &mut buf[i][..len]);
         }
         let [b0, b1] = &buf;
         k.chunk(&mut st, [&b0[..len], &b1[..len]], &mut out[..len]);
@@ -195,7 +188,6 @@ fn run_lane<K: Kernel>(k: &K, lane: &mut Lane, count: u64, dst: Operand, srcs: &
             lane.dst,
             dst.side.offset as i64,
             &mut dwalk,
-            dst.side.step[0],
             dst.size,
             &out[..len],
         );

@@ -144,6 +144,12 @@ impl WalkIter {
         cur
     }
 
+    /// The step along dim 0, in elements (a run's elements are this far apart).
+    #[inline(always)]
+    pub(crate) fn step0(&self) -> i64 {
+        self.step[0]
+    }
+
     /// Elements left along dim 0 from the current one (at least 1).
     #[inline(always)]
     pub(crate) fn run_left(&self) -> u64 {

@@ -23,24 +23,10 @@ pub fn execute(op: &NzOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
         let (mut src, mut out) = (vec![0u32; t], vec![0u32; t + 1]);
         for io in lanes {
             let mut w = WalkIter::new(s.num, s.step);
-            gather(
-                bytemuck::cast_slice(io.src()),
-                at.src,
-                &mut w,
-                s.step[0],
-                4,
-                &mut src,
-            );
+            gather(bytemuck::cast_slice(io.src()), at.src, &mut w, 4, &mut src);
             compact(op, &src, &mut out);
             let mut w = WalkIter::new(d.num, d.step);
-            scatter(
-                bytemuck::cast_slice_mut(io.dst()),
-                at.dst,
-                &mut w,
-                d.step[0],
-                4,
-                &out,
-            );
+            scatter(bytemuck::cast_slice_mut(io.dst()), at.dst, &mut w, 4, &out);
         }
     };
     let threads = opts.threads(lanes.len() as u32, (lanes.len() * t) as u64);

@@ -39,7 +39,7 @@ pub(crate) fn read_next(
     out: &mut [u32],
 ) {
     let at = byte(mem, s, lane, 0, size) as i64;
-    gather(mem.region_bytes(s.region), at, w, s.step[0], size, out);
+    gather(mem.region_bytes(s.region), at, w, size, out);
 }
 
 /// Writes `vals` (low bytes) to walk positions `0..vals.len()` of lane
@@ -47,25 +47,12 @@ pub(crate) fn read_next(
 pub(crate) fn write_walk(mem: &mut DeviceMemory, s: &Side, lane: u32, size: usize, vals: &[u32]) {
     let at = byte(mem, s, lane, 0, size) as i64;
     let mut w = WalkIter::new(s.num, s.step);
-    scatter(
-        mem.region_bytes_mut(s.region),
-        at,
-        &mut w,
-        s.step[0],
-        size,
-        vals,
-    );
+    scatter(mem.region_bytes_mut(s.region), at, &mut w, size, vals);
 }
 
 /// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).
-pub(crate) fn gather(
-    bytes: &[u8],
-    at: i64,
-    w: &mut WalkIter,
-    step0: i64,
-    size: usize,
-    out: &mut [u32],
-) {
+pub(crate) fn gather(bytes: &[u8], at: i64, w: &mut WalkIter, size: usize, out: &mut [u32]) {
+    let step0 = w.step0();
     let mut i = 0;
     while i < out.len() {
         let (start, n) = w.next_run((out.len() - i) as u64);
@@ -113,14 +100,8 @@ pub(crate) fn gather(
 }
 
 /// Writes `vals` (low bytes) to the next `vals.len()` elements of walk `w`.
-pub(crate) fn scatter(
-    bytes: &mut [u8],
-    at: i64,
-    w: &mut WalkIter,
-    step0: i64,
-    size: usize,
-    vals: &[u32],
-) {
+pub(crate) fn scatter(bytes: &mut [u8], at: i64, w: &mut WalkIter, size: usize, vals: &[u32]) {
+    let step0 = w.step0();
     let mut i = 0;
     while i < vals.len() {
         let (start, n) = w.next_run((vals.len() - i) as u64);

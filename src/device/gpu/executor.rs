@@ -169,12 +169,13 @@ impl<'g> GpuExecutor<'g> {
     /// ops: every queued op's result comes down first (the op may read any
     /// of it), and its dst bytes go up again before the next kernel.
     fn execute_on_host(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        // Host ranges lie in one partition each.
+        // Host ranges lie in one partition each; (lo, hi) within it, never
+        // negative (`inside` below, and whole partitions).
         let range = |region: Region, p: u32, (lo, hi): (i64, i64)| {
             let at = p as usize * mem.active_bytes(region) as usize;
             HostRange {
                 region,
-                bytes: at + lo.max(0) as usize..at + hi.max(0) as usize,
+                bytes: at + lo as usize..at + hi as usize,
             }
         };
         let mut all = Vec::new();

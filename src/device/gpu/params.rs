@@ -281,14 +281,11 @@ pub fn fits_loop_budget(op: &Op, cx: &EncodeCx) -> bool {
         return true;
     };
     let iterations = match op {
-        Op::Pool(p) => {
-            let pp = PoolParams::new(p, cx.arch, cx.rows_max_chunks);
-            if pp.entry == 1 {
-                pp.chunks as u64 * (3 * p.period() / 2 + 4) + 2
-            } else {
-                (SEGMENT as u64).min(p.num()) * (p.period() + 2) + 1
-            }
+        // The entry point and chunks `PoolParams::new` picks.
+        Op::Pool(p) if rows_path(p) => {
+            rows_chunks(p, cx.rows_max_chunks) as u64 * (3 * p.period() / 2 + 4) + 2
         }
+        Op::Pool(p) => (SEGMENT as u64).min(p.num()) * (p.period() + 2) + 1,
         Op::CrossLane(c) if c.all_axis() => c.channels() as u64 * (c.count() + 1),
         _ => return true,
     };
