@@ -12,13 +12,22 @@
 //! - [`check_distinct`] refuses an output path that is an input path or
 //!   another output path, after resolving symlinks and `..` (outputs that do
 //!   not exist yet are resolved through their nearest existing ancestor).
-//! - [`Outputs`] is a transaction: each output is written to a temporary file
-//!   in its target folder; [`Outputs::commit`] renames them all into place.
-//!   Dropped without a commit, it removes its temporary files and the folders
-//!   it created, so a failing command leaves no new or partial output.
+//! - [`sink`] is the output policy, one for every writer: a regular file (or
+//!   a new one) is replaced through a temporary file renamed into place; a
+//!   symlink is followed and its target written that way (the link stays); a
+//!   FIFO, a character device or the standard output (`-`) is written in
+//!   place, streamed; anything else (a folder, a block device, a socket) is
+//!   refused.
+//! - [`Outputs`] is a transaction over that policy: each replaced output is
+//!   written to a temporary file in its target's folder; [`Outputs::commit`]
+//!   renames them all into place. Dropped without a commit, it removes its
+//!   temporary files and the folders it created, so a failing command leaves
+//!   no new or partial file. Every temporary file is also listed for
+//!   [`remove_temporaries`], which a signal handler calls (the CLI's, on
+//!   SIGINT/SIGTERM/SIGHUP), so an interrupted command leaves none behind.
 
 use crate::limits::MAX_INPUT_BYTES;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,6 +58,15 @@ pub enum FileError {
         limit: u64,
         /// The file's size, when it is known (a regular file).
         size: Option<u64>,
+    },
+    /// An output path that the output policy ([`sink`]) will not write: a
+    /// folder, a block device, a socket, a symlink loop.
+    #[error("{}: {why}; refusing to write it", path.display())]
+    Refused {
+        /// The output as given.
+        path: PathBuf,
+        /// What it is.
+        why: String,
     },
     /// Memory ran out before the file was read whole.
     #[error("{}: out of memory after reading {read} bytes (input limit {limit} bytes)", path.display())]
@@ -475,6 +493,165 @@ fn normalize(p: &Path) -> PathBuf {
     out
 }
 
+/// Where the bytes of an output go: the output policy of every writer
+/// ([`sink`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    /// A regular file, or none yet: written to a temporary file beside it and
+    /// renamed into place. The path is the one given with its symlinks
+    /// followed, so a link stays a link and its target gets the new bytes.
+    Replace(PathBuf),
+    /// A FIFO or a character device (`/dev/null`, a terminal), or a
+    /// descriptor alias under `/proc` or `/dev/fd`: opened and written in
+    /// place (appending), streamed, with no temporary file. Bytes written to
+    /// a stream cannot be taken back.
+    Stream(PathBuf),
+    /// The process's standard output: `-`, `/dev/stdout`, `/dev/fd/1` or
+    /// `/proc/self/fd/1`.
+    Stdout,
+}
+
+/// The most symlinks followed from one output path (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// True for the names of the standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|s| path.as_os_str() == *s)
+}
+
+/// A descriptor alias: a path whose symlinks name open files rather than
+/// paths (`/proc/self/fd/2` -> `pipe:[1234]`), so it is written where it is.
+fn is_fd_alias(path: &Path) -> bool {
+    path.starts_with("/proc") || path.starts_with("/dev/fd")
+}
+
+/// `path` with every symlink followed (each hop relative to its link's
+/// folder), stopping at a descriptor alias. A missing last hop is fine (a
+/// dangling link names the file to create).
+fn follow_links(path: &Path) -> Result<PathBuf, FileError> {
+    let mut p = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        if is_fd_alias(&p) {
+            return Ok(p);
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p).map_err(|source| FileError::Io {
+                    path: path.to_owned(),
+                    source,
+                })?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(FileError::Refused {
+        path: path.to_owned(),
+        why: format!("more than {MAX_LINKS} symbolic links (a loop?)"),
+    })
+}
+
+/// The output policy: where a command's output at `path` goes. A regular
+/// file or a new one is replaced ([`Sink::Replace`], through any symlinks);
+/// a FIFO or a character device is streamed in place ([`Sink::Stream`]); the
+/// standard output is [`Sink::Stdout`]; a folder, a block device, a socket
+/// or a symlink loop is refused ([`FileError::Refused`]).
+pub fn sink(path: &Path) -> Result<Sink, FileError> {
+    if is_stdout(path) {
+        return Ok(Sink::Stdout);
+    }
+    let target = follow_links(path)?;
+    let meta = if is_fd_alias(&target) {
+        std::fs::metadata(&target)
+    } else {
+        std::fs::symlink_metadata(&target)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_fd_alias(&target) => {
+            return Ok(Sink::Replace(target));
+        }
+        Err(source) => {
+            return Err(FileError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let ft = meta.file_type();
+    if ft.is_file() && !is_fd_alias(&target) {
+        return Ok(Sink::Replace(target));
+    }
+    if ft.is_file() || is_stream(&ft) {
+        return Ok(Sink::Stream(target));
+    }
+    let why = if ft.is_dir() {
+        "is a folder"
+    } else if is_kind(&ft, Kind::Block) {
+        "is a block device"
+    } else if is_kind(&ft, Kind::Socket) {
+        "is a socket"
+    } else {
+        "is not a regular file, a FIFO or a character device"
+    };
+    Err(FileError::Refused {
+        path: path.to_owned(),
+        why: why.into(),
+    })
+}
+
+/// Special file kinds (Unix only; elsewhere nothing is one).
+enum Kind {
+    Fifo,
+    Char,
+    Block,
+    Socket,
+}
+
+#[cfg(unix)]
+fn is_kind(ft: &std::fs::FileType, k: Kind) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    match k {
+        Kind::Fifo => ft.is_fifo(),
+        Kind::Char => ft.is_char_device(),
+        Kind::Block => ft.is_block_device(),
+        Kind::Socket => ft.is_socket(),
+    }
+}
+
+#[cfg(not(unix))]
+fn is_kind(_: &std::fs::FileType, _: Kind) -> bool {
+    false
+}
+
+/// A FIFO or a character device: written in place.
+fn is_stream(ft: &std::fs::FileType) -> bool {
+    is_kind(ft, Kind::Fifo) || is_kind(ft, Kind::Char)
+}
+
+/// What two outputs must not share, or `None` for a sink any number of them
+/// may share (a character device such as `/dev/null`: writing it destroys
+/// nothing). A path the policy refuses is compared as resolved, so the
+/// collision check still names it; [`check_sinks`] refuses it.
+fn identity(path: &Path) -> Option<PathBuf> {
+    match sink(path) {
+        // No path holds a NUL byte: this names the standard output alone.
+        Ok(Sink::Stdout) => Some(PathBuf::from("\0stdout")),
+        Ok(Sink::Stream(p)) => {
+            let char_device =
+                std::fs::metadata(&p).is_ok_and(|m| is_kind(&m.file_type(), Kind::Char));
+            (!char_device).then(|| resolve(&p))
+        }
+        Ok(Sink::Replace(p)) => Some(resolve(&p)),
+        Err(_) => Some(resolve(path)),
+    }
+}
+
 /// An output path that would overwrite an input or another output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -493,22 +670,29 @@ pub struct Collision {
     pub other_path: PathBuf,
 }
 
-/// Refuses an output that resolves ([`resolve`]) to the same path as an
-/// input or as an earlier output. Each entry is `(what, path)`, `what`
-/// naming it for the message (e.g. `"--indices"`).
+/// Refuses an output that resolves ([`resolve`], through the output policy's
+/// symlink following) to the same file as an input or as an earlier output.
+/// Each entry is `(what, path)`, `what` naming it for the message (e.g.
+/// `"--indices"`). Character devices are exempt (any number of outputs may
+/// go to `/dev/null`); the standard output is one file (`-` twice collides).
 pub fn check_distinct(
     inputs: &[(String, PathBuf)],
     outputs: &[(String, PathBuf)],
 ) -> Result<(), Collision> {
     let ins: Vec<PathBuf> = inputs.iter().map(|(_, p)| resolve(p)).collect();
-    let mut outs: Vec<PathBuf> = Vec::with_capacity(outputs.len());
+    let mut outs: Vec<Option<PathBuf>> = Vec::with_capacity(outputs.len());
     for (what, path) in outputs {
-        let r = resolve(path);
-        let hit = ins
-            .iter()
-            .zip(inputs)
-            .chain(outs.iter().zip(outputs))
-            .find(|(q, _)| **q == r);
+        let r = identity(path);
+        let hit = r.as_ref().and_then(|r| {
+            ins.iter()
+                .zip(inputs)
+                .chain(
+                    outs.iter()
+                        .zip(outputs)
+                        .filter_map(|(q, o)| Some((q.as_ref()?, o))),
+                )
+                .find(|(q, _)| *q == r)
+        });
         if let Some((_, (other, other_path))) = hit {
             return Err(Collision {
                 what: what.clone(),
@@ -522,16 +706,62 @@ pub fn check_distinct(
     Ok(())
 }
 
+/// Refuses (before anything runs) an output that the output policy will not
+/// write ([`sink`]): a folder, a block device, a socket, a symlink loop.
+pub fn check_sinks(outputs: &[(String, PathBuf)]) -> Result<(), FileError> {
+    outputs.iter().try_for_each(|(_, p)| sink(p).map(|_| ()))
+}
+
+/// The temporary files of every [`Outputs`] in this process, for
+/// [`remove_temporaries`].
+static TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Creates the temporary file `path` (never an existing one) and lists it,
+/// under one lock, so that [`remove_temporaries`] sees every file made.
+fn create_temporary(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut list = temporaries();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    list.push(path.to_owned());
+    Ok(f)
+}
+
+/// Removes the temporary file `path` from the list (it was renamed or removed).
+fn unlist_temporary(path: &Path) {
+    temporaries().retain(|p| p != path);
+}
+
+/// Removes every temporary file that an [`Outputs`] of this process holds,
+/// and returns with the list locked, so that no new one appears: a signal
+/// handler calls it, then exits the process while holding the guard.
+pub fn remove_temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    let mut list = temporaries();
+    for p in list.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+    list
+}
+
 /// A set of output files written all together or not at all.
 ///
-/// [`Outputs::write`] puts each file's bytes in a temporary file beside its
-/// target (creating missing folders); [`Outputs::commit`] renames every one
-/// into place. Dropped without a commit, it deletes its temporary files and
-/// the folders it created.
+/// [`Outputs::write`] applies the output policy ([`sink`]): a replaced
+/// file's bytes go to a temporary file beside its target (creating missing
+/// folders) and [`Outputs::commit`] renames every one into place; a stream
+/// (a FIFO, a character device, the standard output) is written at once.
+/// Dropped without a commit, it deletes its temporary files and the folders
+/// it created.
 #[derive(Debug, Default)]
 pub struct Outputs {
     /// (temporary file, target), in write order.
     pending: Vec<(PathBuf, PathBuf)>,
+    /// Outputs written in place (streams), in write order.
+    streamed: Vec<PathBuf>,
     /// Folders created, outermost first.
     created: Vec<PathBuf>,
     committed: bool,
@@ -569,9 +799,9 @@ impl Outputs {
         }
     }
 
-    /// Writes `bytes` to a temporary file beside `path`; the file appears at
-    /// `path` only on [`Outputs::commit`]. Writing one path twice replaces
-    /// the first bytes.
+    /// Writes `bytes` to `path` by the output policy ([`sink`]): a replaced
+    /// file appears only on [`Outputs::commit`]. Writing one path twice
+    /// replaces the first bytes.
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), FileError> {
         self.write_parts(path, &[bytes])
     }
@@ -584,7 +814,7 @@ impl Outputs {
 
     /// [`Outputs::write`] of the bytes `write` writes (a document made as it
     /// is written, never held whole in memory). If `write` fails, nothing
-    /// is left behind for `path`.
+    /// is left behind for a replaced `path`.
     pub fn write_with(
         &mut self,
         path: &Path,
@@ -594,40 +824,53 @@ impl Outputs {
             path: path.to_owned(),
             source,
         };
-        let dir = path.parent().unwrap_or(Path::new(""));
+        let target = match sink(path)? {
+            Sink::Stdout => {
+                let mut o = std::io::stdout().lock();
+                write(&mut o).and_then(|()| o.flush()).map_err(io)?;
+                self.streamed.push(path.to_owned());
+                return Ok(());
+            }
+            Sink::Stream(p) => {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p)
+                    .map_err(io)?;
+                write(&mut f).and_then(|()| f.flush()).map_err(io)?;
+                self.streamed.push(path.to_owned());
+                return Ok(());
+            }
+            Sink::Replace(t) => t,
+        };
+        let dir = target.parent().unwrap_or(Path::new(""));
         self.create_dir(dir)?;
-        let name = path.file_name().ok_or_else(|| {
+        let name = target.file_name().ok_or_else(|| {
             io(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "not a file name",
             ))
         })?;
-        if path.is_dir() {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::IsADirectory,
-                "is a folder",
-            )));
-        }
-        if let Some(i) = self.pending.iter().position(|(_, t)| t == path) {
+        if let Some(i) = self.pending.iter().position(|(_, t)| *t == target) {
             let (tmp, _) = self.pending.remove(i);
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            unlist_temporary(&tmp);
         }
+        // A replaced file keeps its permissions.
+        let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
         let mut n = 0u32;
         let tmp = loop {
             let mut t = std::ffi::OsString::from(".");
             t.push(name);
             t.push(format!(".tpb-emu-{}-{n}.tmp", std::process::id()));
             let tmp = dir.join(t);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-            {
+            match create_temporary(&tmp) {
                 Ok(mut f) => {
-                    use std::io::Write;
-                    let done = write(&mut f).and_then(|()| f.flush());
+                    let done = write(&mut f)
+                        .and_then(|()| f.flush())
+                        .and_then(|()| perms.clone().map_or(Ok(()), |p| f.set_permissions(p)));
                     if let Err(e) = done {
                         let _ = std::fs::remove_file(&tmp);
+                        unlist_temporary(&tmp);
                         return Err(io(e));
                     }
                     break tmp;
@@ -636,13 +879,18 @@ impl Outputs {
                 Err(e) => return Err(io(e)),
             }
         };
-        self.pending.push((tmp, path.to_owned()));
+        self.pending.push((tmp, target));
         Ok(())
     }
 
-    /// The targets written so far, in order.
+    /// The files to be renamed into place so far (symlinks followed), in order.
     pub fn targets(&self) -> impl Iterator<Item = &Path> {
         self.pending.iter().map(|(_, t)| t.as_path())
+    }
+
+    /// The outputs written in place (streams) so far, as given, in order.
+    pub fn streamed(&self) -> impl Iterator<Item = &Path> {
+        self.streamed.iter().map(PathBuf::as_path)
     }
 
     /// Renames every temporary file into place. On a failure the files not
@@ -662,6 +910,7 @@ impl Outputs {
             } else {
                 let _ = std::fs::remove_file(&tmp);
             }
+            unlist_temporary(&tmp);
         }
         self.committed = result.is_ok();
         result
@@ -671,7 +920,8 @@ impl Outputs {
 impl Drop for Outputs {
     fn drop(&mut self) {
         for (tmp, _) in self.pending.drain(..) {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            unlist_temporary(&tmp);
         }
         if !self.committed {
             for d in self.created.iter().rev() {

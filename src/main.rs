@@ -312,6 +312,27 @@ impl Command {
         }
     }
 
+    /// Whether an output of the command is the standard output (`-`): its
+    /// report then goes to stderr, so that stdout carries the output alone.
+    fn writes_stdout(&self) -> bool {
+        let std = |p: &PathBuf| tpb_emu::files::is_stdout(p);
+        match self {
+            Command::Asm { output, .. } | Command::Pack { output, .. } => std(output),
+            Command::Viz(a) => std(&a.output),
+            Command::Pool2d(a) => {
+                std(&a.output)
+                    || a.indices.as_ref().is_some_and(std)
+                    || a.emit_neff.as_ref().is_some_and(std)
+            }
+            Command::Run { timeline, .. } => timeline.as_ref().is_some_and(std),
+            Command::Exec { dump, .. } => dump.iter().any(|d| {
+                d.rsplit_once('=')
+                    .is_some_and(|(_, f)| std(&PathBuf::from(f)))
+            }),
+            _ => false,
+        }
+    }
+
     /// Whether the command prints JSON (its errors are then a JSON object too).
     fn json(&self) -> bool {
         match self {
@@ -324,8 +345,17 @@ impl Command {
 }
 
 fn run(args: Args) -> Result<(), CliError> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    if args.command.writes_stdout() {
+        // Not locked for the whole command: the signal handler's thread never waits on it.
+        run_into(args, &mut std::io::stderr())
+    } else {
+        run_into(args, &mut std::io::stdout().lock())
+    }
+}
+
+/// Runs the command, its report going to `out`.
+fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut out = out;
     match args.command {
         Command::Validate {
             file,
@@ -459,28 +489,11 @@ fn run(args: Args) -> Result<(), CliError> {
             max_work,
             timeline,
         } => {
-            if cli::neff::is_neff(&manifest) {
-                let args = cli::neff_run::NeffRunArgs {
-                    model: manifest,
-                    inputs: input,
-                    out: dir,
-                    backend: backend.into(),
-                    json,
-                    max_records,
-                    arch: arch.map(Arch::from),
-                    flags: neff,
-                    timeline,
-                };
-                return cli::neff_run::run(&args, &mut out);
-            }
-            if !input.is_empty() || arch.is_some() {
-                return Err(CliError::Usage(
-                    "--input and --arch are for a .neff; a manifest names its inputs and its arch"
-                        .into(),
-                ));
-            }
             let args = cli::run::RunArgs {
                 manifest,
+                inputs: input,
+                arch: arch.map(Arch::from),
+                flags: neff,
                 backend: backend.into(),
                 out: dir,
                 trace,
@@ -500,27 +513,42 @@ fn run(args: Args) -> Result<(), CliError> {
 /// devices are enumerated, and libwayland prints `error: XDG_RUNTIME_DIR is
 /// invalid or not set in the environment.` when that variable is missing,
 /// once per enumeration. The layer's only switch is the environment variable
-/// `NODEVICE_SELECT`, and this crate forbids `unsafe` (`std::env::set_var`
-/// is unsafe), so on such a machine a command that may open a GPU runs itself
-/// once more with `NODEVICE_SELECT=1` and exits with the child's code. The
-/// layer only reorders devices; wgpu enumerates every adapter and chooses
-/// itself, so nothing else changes. Returns `None` when no re-run is needed.
-fn rerun_without_device_select() -> Option<ExitCode> {
+/// `NODEVICE_SELECT`, set here for a command that may open a GPU. The layer
+/// only reorders devices; wgpu enumerates every adapter and chooses itself,
+/// so nothing else changes. (This replaced a re-run of the whole process with
+/// the variable set: a signal sent to the parent alone left the child
+/// running and writing.)
+fn quiet_device_select() {
     let headless =
         std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| !std::path::Path::new(&d).is_absolute());
-    if !headless || std::env::var_os("NODEVICE_SELECT").is_some() {
-        return None;
+    if headless && std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: called first thing in `main`, before this process starts
+        // any thread, so nothing reads or writes the environment meanwhile.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("NODEVICE_SELECT", "1")
+        };
     }
-    let exe = std::env::current_exe().ok()?;
-    let status = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env("NODEVICE_SELECT", "1")
-        .status()
-        .ok()?;
-    Some(match status.code() {
-        Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(Exit::Exec as u8)),
-        None => Exit::Exec.into(),
-    })
+}
+
+/// The exit code of a command stopped by SIGINT, SIGTERM or SIGHUP (the
+/// shells' 128 + SIGINT).
+const INTERRUPTED: i32 = 130;
+
+/// On SIGINT, SIGTERM or SIGHUP: remove every temporary output file, then
+/// exit with [`INTERRUPTED`] (README "Usage"). The list stays locked until
+/// the process has gone, so no new temporary file appears meanwhile.
+fn remove_temporaries_on_signals() {
+    let installed = ctrlc::set_handler(|| {
+        // Nothing is printed: the command's thread may hold stderr's lock.
+        let _held = tpb_emu::files::remove_temporaries();
+        std::process::exit(INTERRUPTED);
+    });
+    if let Err(e) = installed {
+        eprintln!(
+            "tpb-emu: warning: no signal handler ({e}); an interrupted command may leave temporary files"
+        );
+    }
 }
 
 fn main() -> ExitCode {
@@ -530,11 +558,10 @@ fn main() -> ExitCode {
         std::process::exit(Exit::Exec as i32);
     }));
     let args = Args::parse();
-    if args.command.may_open_gpu()
-        && let Some(code) = rerun_without_device_select()
-    {
-        return code;
+    if args.command.may_open_gpu() {
+        quiet_device_select();
     }
+    remove_temporaries_on_signals();
     let json = args.command.json();
     // `validate --json` already reports an invalid record as one of its lines.
     let validate = matches!(args.command, Command::Validate { .. });

@@ -391,17 +391,17 @@ pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, String> {
 }
 
 /// Writes `data` (little-endian elements of `dtype`, C order) as an `.npy` of
-/// `shape` straight to `path` (commands write through [`crate::files::Outputs`]
-/// with [`npy_bytes`] instead).
+/// `shape` to `path`, by the output policy ([`crate::files::sink`]: a regular
+/// file is replaced whole or not at all). Commands that write several files
+/// put them in one [`crate::files::Outputs`] with [`npy_header`] instead.
 pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), NpyError> {
-    let buf = npy_bytes(dtype, shape, data).map_err(|why| NpyError::Bad {
+    let header = npy_header(dtype, shape).map_err(|why| NpyError::Bad {
         path: path.to_owned(),
         why,
     })?;
-    std::fs::write(path, &buf).map_err(|source| NpyError::Io {
-        path: path.to_owned(),
-        source,
-    })
+    let mut outs = crate::files::Outputs::new();
+    outs.write_parts(path, &[&header, data])?;
+    Ok(outs.commit()?)
 }
 
 #[cfg(test)]

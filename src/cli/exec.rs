@@ -23,7 +23,7 @@
 //! montage of its planes ([`crate::viz::raw_montage`]).
 
 use super::backend::Backend;
-use super::{CliError, check_paths, named, npy_bytes, png_bytes, read_stream};
+use super::{CliError, check_paths, named, png_bytes, read_stream, write_npy};
 use crate::device::gpu::BackendChoice;
 use crate::device::{DeviceMemory, ExecError, Program, Trace, check_runnable, run_program};
 use crate::files::Outputs;
@@ -155,7 +155,7 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let data = mem
             .read(d.at, d.lanes(), d.lane_bytes())
             .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
-        outs.write(&d.path, &npy_bytes(&d.path, d.dtype, &d.shape, &data)?)?;
+        write_npy(&mut outs, &d.path, d.dtype, &d.shape, &data)?;
         wrote.push(format!(
             "wrote {} ({} {:?})",
             d.path.display(),

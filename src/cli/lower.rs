@@ -15,7 +15,7 @@
 
 use super::CliError;
 use crate::files::{Outputs, resolve};
-use crate::frontend::emit::write_program_into;
+use crate::frontend::emit::{program_files, write_program_into};
 use crate::isa::enums::Engine;
 use crate::isa::validate::Target;
 use crate::runtime::lower::{LowerError, Lowered, lower, validate_lowered};
@@ -115,6 +115,15 @@ pub fn run(manifest_path: &Path, dir: &Path, out: &mut dyn Write) -> Result<(), 
     if let Some(msg) = first_invalid {
         return Err(CliError::InvalidProgram(msg));
     }
+    let read: Vec<_> = read
+        .iter()
+        .map(|f| super::named("a program file", f))
+        .collect();
+    let files: Vec<_> = program_files(&lowered, dir)
+        .iter()
+        .map(|f| super::named("--out", f))
+        .collect();
+    super::check_paths(&read, &files)?;
     let mut outs = Outputs::new();
     write_program_into(&lowered, dir, "lower", &mut outs)?;
     outs.commit()?;

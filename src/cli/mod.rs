@@ -101,6 +101,8 @@ impl CliError {
     pub fn exit(&self) -> Exit {
         match self {
             CliError::Invalid(_) | CliError::InvalidProgram(_) => Exit::Invalid,
+            // The output policy's refusals are usage errors, found before anything runs.
+            CliError::File(crate::files::FileError::Refused { .. }) => Exit::Usage,
             CliError::Io { .. }
             | CliError::File(_)
             | CliError::Stream { .. }
@@ -130,22 +132,31 @@ pub fn read_stream(path: &Path) -> Result<crate::files::Input, CliError> {
     Ok(bytes)
 }
 
-/// Writes one whole file atomically: a temporary file beside it, renamed
-/// into place ([`crate::files::Outputs`]); commands with several outputs use
-/// one `Outputs` for all of them instead.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let mut outs = crate::files::Outputs::new();
-    outs.write(path, bytes)?;
-    Ok(outs.commit()?)
-}
-
-/// Refuses (exit 2) an output that is an input or another output
-/// ([`crate::files::check_distinct`]); each entry is `(what, path)`.
+/// Refuses (exit 2) an output that the output policy will not write (a
+/// folder, a block device, a socket: [`crate::files::check_sinks`]) or that
+/// is an input or another output ([`crate::files::check_distinct`]). Each
+/// entry is `(what, path)`. Every command calls it with every file it reads
+/// and every file it will write before it runs anything.
 pub fn check_paths(
     inputs: &[(String, PathBuf)],
     outputs: &[(String, PathBuf)],
 ) -> Result<(), CliError> {
+    crate::files::check_sinks(outputs)?;
     Ok(crate::files::check_distinct(inputs, outputs)?)
+}
+
+/// Writes an `.npy` of `data` into `outs` as a header and the data itself,
+/// so that a large array is never copied to be written.
+pub fn write_npy(
+    outs: &mut crate::files::Outputs,
+    path: &Path,
+    dtype: crate::isa::Dtype,
+    shape: &[u64],
+    data: &[u8],
+) -> Result<(), CliError> {
+    let header = crate::npy::npy_header(dtype, shape)
+        .map_err(|why| CliError::Exec(format!("{}: {why}", path.display())))?;
+    Ok(outs.write_parts(path, &[&header, data])?)
 }
 
 /// `(what, path)` for [`check_paths`].

@@ -141,8 +141,10 @@ pub fn disasm(
     Ok(())
 }
 
-/// `lower MODEL.neff --out DIR`: expands and lowers every engine stream and
-/// writes `DIR/<engine>.bin` (as `lower PROGRAM.toml` does), then validates them.
+/// `lower MODEL.neff --out DIR`: expands, lowers and validates every engine
+/// stream, then writes each as `DIR/<engine>.bin`; an invalid lowered stream
+/// (exit 3) writes nothing, and a `DIR/<engine>.bin` that is the model is
+/// refused before anything runs (exit 2).
 pub fn lower_cmd(
     path: &Path,
     dir: &Path,
@@ -151,12 +153,17 @@ pub fn lower_cmd(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let n = load(path, flags, arch)?;
-    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
+    let files: Vec<_> = Engine::ALL
+        .into_iter()
+        .filter(|&e| !n.stream(e).is_empty())
+        .map(|e| super::named("--out", &dir.join(format!("{e}.bin"))))
+        .collect();
+    super::check_paths(&[super::named("the model", path)], &files)?;
+    let mut outs = crate::files::Outputs::new();
+    outs.create_dir(dir)?;
     let mut next_addr = 0u64;
     let mut first_invalid = None;
+    let mut lines = Vec::new();
     for e in Engine::ALL {
         if n.stream(e).is_empty() {
             continue;
@@ -170,8 +177,8 @@ pub fn lower_cmd(
             )),
         })?;
         next_addr = l.place(next_addr);
-        super::write_file(&dir.join(format!("{e}.bin")), l.bytes())?;
-        writeln!(out, "{}", super::lower::summary(e, &l)).map_err(stdout_error)?;
+        outs.write(&dir.join(format!("{e}.bin")), l.bytes())?;
+        lines.push(super::lower::summary(e, &l));
         if let Err(inv) = validate_lowered(
             &l,
             Target {
@@ -185,9 +192,14 @@ pub fn lower_cmd(
             ));
         }
     }
+    for line in &lines {
+        writeln!(out, "{line}").map_err(stdout_error)?;
+    }
+    // As for a manifest: an invalid lowered stream writes nothing.
     if let Some(m) = first_invalid {
         return Err(CliError::InvalidProgram(m));
     }
+    outs.commit()?;
     writeln!(
         out,
         "ok: lowered streams written to {} and valid ({})",

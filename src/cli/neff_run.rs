@@ -1,50 +1,25 @@
-//! `tpb-emu run MODEL.neff --input NAME=FILE.npy … [--out DIR] [--backend B]`
-//! (SPEC-NEFF §5, §6; NEFF-EC-16, NEFF-EC-18).
-//!
-//! In this order: reads the NEFF (steps 1–13 and the I/O binding; exit 4),
-//! checks the `--input` names (a missing, unknown or repeated name, or one
-//! without `=`: exit 2), reads the `--input` files (dtype and shape of the
-//! bound variable; exit 4), expands, lowers, validates and stages (exit 3, or
-//! 4 for a variable the program model cannot hold), runs (exit 1), and writes
-//! every output as `DIR/<name>.npy`.
+//! The NEFF side of `tpb-emu run MODEL.neff --input NAME=FILE.npy …`
+//! (SPEC-NEFF §5, §6; NEFF-EC-16, NEFF-EC-18): what differs from a manifest
+//! run is only how the program is read. [`load_inputs`] reads the NEFF (steps
+//! 1–13 and the I/O binding; exit 4), checks the `--input` names (a missing,
+//! unknown or repeated name, or one without `=`: exit 2) and reads the
+//! `--input` files (dtype and shape of the bound variable; exit 4); the
+//! mapping onto a program and everything after it (collision checks, budgets,
+//! trace, timeline, PNGs, the outputs' transaction) is `run`'s own code
+//! ([`super::run`]), so the two forms cannot diverge. [`stage_error`] names
+//! the NEFF stream offset of a staging error.
 
 use super::CliError;
-use super::backend::Backend;
-use super::neff::{NeffFlags, load, map_error};
-use crate::device::NoTrace;
-use crate::device::gpu::BackendChoice;
+use super::neff::{NeffFlags, load};
+use crate::files::HostBytes;
 use crate::isa::enums::Engine;
 use crate::limits::Arch;
-use crate::neff::lower::{Expanded, program};
-use crate::npy::{ElemKind, npy_descr, read_npy, write_npy};
-use crate::runtime::{Machine, Role, StageError, stage};
+use crate::neff::Neff;
+use crate::neff::lower::Expanded;
+use crate::npy::{ElemKind, npy_descr, read_npy};
+use crate::runtime::StageError;
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::PathBuf;
-use std::time::Instant;
-
-/// The arguments of `run MODEL.neff`.
-#[derive(Clone, Debug)]
-pub struct NeffRunArgs {
-    /// The NEFF.
-    pub model: PathBuf,
-    /// `NAME=FILE.npy`, one per public input.
-    pub inputs: Vec<String>,
-    /// Where outputs go.
-    pub out: PathBuf,
-    /// Which backend executes Pool records.
-    pub backend: BackendChoice,
-    /// Print the summary as one JSON object.
-    pub json: bool,
-    /// The record budget.
-    pub max_records: u64,
-    /// `--arch` (NEFF-EC-17).
-    pub arch: Option<Arch>,
-    /// `--no-verify`, `--strict`.
-    pub flags: NeffFlags,
-    /// Where the run's timeline is written (`--timeline`, as for a manifest).
-    pub timeline: Option<PathBuf>,
-}
+use std::path::{Path, PathBuf};
 
 /// The engine and expanded-stream offset a staging error names.
 fn where_(e: &StageError) -> Option<(Engine, usize)> {
@@ -111,16 +86,27 @@ fn input_names(
     Ok(pairs)
 }
 
-/// Runs `run MODEL.neff`.
-pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let start = Instant::now();
-    let n = load(&args.model, &args.flags, args.arch)?;
-    let pairs = input_names(&args.inputs, &n.inputs)?;
-    if let Some(t) = &args.timeline {
-        let mut inputs = vec![super::named("the model", &args.model)];
-        inputs.extend(pairs.iter().map(|(_, f)| super::named("an --input", f)));
-        super::check_paths(&inputs, &[super::named("--timeline", t)])?;
-    }
+/// What `run MODEL.neff` reads: the NEFF, and its public inputs' bytes by
+/// name. Also returns every file read, named for the collision check.
+pub type Loaded = (Neff, HashMap<String, HostBytes>, Vec<(String, PathBuf)>);
+
+/// Reads the NEFF (steps 1–13 and the I/O binding; exit 4), checks the
+/// `--input` names (exit 2) and reads the `--input` files (dtype and shape
+/// of the bound variable; exit 4).
+pub fn load_inputs(
+    model: &Path,
+    given: &[String],
+    flags: &NeffFlags,
+    arch: Option<Arch>,
+) -> Result<Loaded, CliError> {
+    let n = load(model, flags, arch)?;
+    let pairs = input_names(given, &n.inputs)?;
+    let mut read = vec![super::named("the model", model)];
+    read.extend(
+        pairs
+            .iter()
+            .map(|(name, f)| super::named(format!("--input {name}"), f)),
+    );
     let mut data = HashMap::new();
     for (name, file) in &pairs {
         let v = n.var(name).expect("bound by the reader");
@@ -155,95 +141,5 @@ pub fn run(args: &NeffRunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         }
         data.insert(name.clone(), npy.data);
     }
-    let mapped = program(&n, &data).map_err(map_error)?;
-    let staged = stage(&mapped.program).map_err(|e| stage_error(e, &mapped.streams))?;
-    let stage_s = start.elapsed().as_secs_f64();
-    let backend = Backend::open(args.backend)?;
-    let mut exec = backend.executor(staged.arch())?;
-    let mut machine = Machine::new(staged);
-    machine.set_max_records(args.max_records);
-    // Only DRAM (the output variables) is read after the run.
-    machine.set_dram_only(true);
-    if args.json || args.timeline.is_some() {
-        machine.record_timeline(args.timeline.is_some());
-    }
-    let run_start = Instant::now();
-    machine
-        .run(exec.as_mut(), &mut NoTrace)
-        .map_err(|e| CliError::Exec(e.to_string()))?;
-    let run_s = run_start.elapsed().as_secs_f64();
-    std::fs::create_dir_all(&args.out).map_err(|source| CliError::Io {
-        path: args.out.clone(),
-        source,
-    })?;
-    let mut written = Vec::new();
-    for v in mapped
-        .program
-        .variables
-        .iter()
-        .filter(|v| v.role == Role::Output)
-    {
-        let bytes = machine
-            .variable(&v.name)
-            .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
-        let path = args.out.join(format!("{}.npy", v.name));
-        write_npy(&path, v.dtype, &v.shape, bytes)?;
-        written.push(serde_json::json!({
-            "name": v.name, "dtype": v.dtype.to_string(), "shape": v.shape,
-            "path": path.display().to_string(),
-        }));
-    }
-    if let Some(t) = &args.timeline {
-        let mut outs = crate::files::Outputs::new();
-        super::run::write_timeline(&machine, Some(t), &mut outs)?;
-        outs.commit()?;
-    }
-    let ex = machine.executed();
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
-    if args.json {
-        let s = serde_json::json!({
-            "model": args.model.display().to_string(),
-            "arch": n.arch.name(),
-            "backend": backend.describe(),
-            "records": {"pe": ex[0], "act": ex[1], "pool": ex[2], "dve": ex[3], "sp": ex[4]},
-            "total_records": machine.total_executed(),
-            "engines": super::run::Engines::of(&machine),
-            "virtual_cycles": machine.timeline().map_or(0, |t| t.end()),
-            "stage_s": stage_s,
-            "run_s": run_s,
-            "wall_s": start.elapsed().as_secs_f64(),
-            "outputs": written,
-        });
-        return writeln!(out, "{s}").map_err(io);
-    }
-    writeln!(
-        out,
-        "ok: {} ({}, {})",
-        args.model.display(),
-        n.arch.name(),
-        backend.describe()
-    )
-    .map_err(io)?;
-    writeln!(
-        out,
-        "records executed: pe {}, act {}, pool {}, dve {}, sp {} (total {})",
-        ex[0],
-        ex[1],
-        ex[2],
-        ex[3],
-        ex[4],
-        machine.total_executed()
-    )
-    .map_err(io)?;
-    for w in &written {
-        writeln!(
-            out,
-            "wrote {} ({} {})",
-            w["path"].as_str().unwrap_or(""),
-            w["dtype"].as_str().unwrap_or(""),
-            w["shape"]
-        )
-        .map_err(io)?;
-    }
-    Ok(())
+    Ok((n, data, read))
 }

@@ -16,7 +16,7 @@
 //! appear only when the whole command has succeeded.
 
 use super::backend::Backend;
-use super::{CliError, check_paths, named, npy_bytes, png_bytes};
+use super::{CliError, check_paths, named, npy_bytes, png_bytes, write_npy};
 use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
 use crate::frontend::{self, Pool2d, PoolMode, emit, read_tensor};
@@ -221,6 +221,9 @@ fn planned_outputs(a: &Pool2dArgs) -> Vec<(String, PathBuf)> {
     if let Some(i) = &a.indices {
         o.push(named("--indices", i));
     }
+    if let Some(f) = &a.emit_neff {
+        o.push(named("--emit-neff", f));
+    }
     if let Some(dir) = &a.png {
         for n in ["input.png", "output.png", "indices.png"] {
             o.push(named("--png", &dir.join(n)));
@@ -273,7 +276,7 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(f) = &a.emit_neff {
         let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
-        super::pack::write_neff(&compiled.program, &stem.unwrap_or_default(), f)?;
+        super::pack::write_neff(&compiled.program, &stem.unwrap_or_default(), f, &mut outs)?;
         written.push(f.clone());
     }
     let backend = Backend::open(a.backend.into())?;
@@ -288,9 +291,7 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .map_err(|e| CliError::Exec(e.to_string()))?;
     let run_s = t.elapsed().as_secs_f64();
     let y = &result.output;
-    let header = crate::npy::npy_header(y.dtype, &y.shape)
-        .map_err(|why| CliError::Exec(format!("{}: {why}", a.output.display())))?;
-    outs.write_parts(&a.output, &[&header, &y.data])?;
+    write_npy(&mut outs, &a.output, y.dtype, &y.shape, &y.data)?;
     written.push(a.output.clone());
     if let (Some(path), Some(idx)) = (&a.indices, &result.indices) {
         let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();

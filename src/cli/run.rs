@@ -1,4 +1,8 @@
-//! `tpb-emu run PROGRAM.toml [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N]`
+//! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE]`
+//!
+//! One path for both sources: a NEFF is read by [`super::neff_run`] and
+//! mapped onto a program, a manifest by [`manifest`]; from there on every
+//! option, budget, check and output is the same code.
 //!
 //! Loads the manifest (any problem with it or the files it names: exit 4),
 //! refuses an output that would overwrite a file the program reads or
@@ -24,14 +28,17 @@
 //! attached only for `--json` or `--timeline`).
 
 use super::backend::Backend;
-use super::{CliError, check_paths, named, npy_bytes, png_bytes};
+use super::neff::{NeffFlags, is_neff, map_error};
+use super::neff_run;
+use super::{CliError, check_paths, named, png_bytes, write_npy};
 use crate::device::Trace;
 use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
 use crate::isa::OpcodeClass;
 use crate::isa::enums::Engine;
+use crate::limits::Arch;
 use crate::runtime::timeline::EngineTotals;
-use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, manifest, stage};
+use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, StageError, manifest, stage};
 use crate::viz;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -44,8 +51,14 @@ pub const DEFAULT_OUT: &str = "tpb-emu-out";
 /// The arguments of `run`.
 #[derive(Clone, Debug)]
 pub struct RunArgs {
-    /// The manifest.
+    /// The manifest, or a `.neff` ([`super::neff::is_neff`]).
     pub manifest: PathBuf,
+    /// NEFF only: `NAME=FILE.npy`, one per public input.
+    pub inputs: Vec<String>,
+    /// NEFF only: `--arch` (NEFF-EC-17).
+    pub arch: Option<Arch>,
+    /// NEFF only: `--no-verify`, `--strict`.
+    pub flags: NeffFlags,
     /// Which backend executes Pool records.
     pub backend: BackendChoice,
     /// Where the outputs go.
@@ -68,6 +81,9 @@ impl Default for RunArgs {
     fn default() -> RunArgs {
         RunArgs {
             manifest: PathBuf::new(),
+            inputs: Vec::new(),
+            arch: None,
+            flags: NeffFlags::default(),
             backend: BackendChoice::Auto,
             out: DEFAULT_OUT.into(),
             trace: false,
@@ -83,8 +99,12 @@ impl Default for RunArgs {
 /// The summary, printed as text or JSON.
 #[derive(Serialize, Debug)]
 pub struct Summary {
-    /// The manifest.
-    pub manifest: String,
+    /// The manifest (a manifest run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
+    /// The NEFF (a NEFF run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The generation.
     pub arch: &'static str,
     /// The backend that ran Pool records.
@@ -185,9 +205,34 @@ pub struct Output {
 /// Runs `run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
+    if is_neff(&args.manifest) {
+        let (n, data, read) =
+            neff_run::load_inputs(&args.manifest, &args.inputs, &args.flags, args.arch)?;
+        let mapped = crate::neff::lower::program(&n, &data).map_err(map_error)?;
+        let streams = &mapped.streams;
+        return execute(args, mapped.program, &read, start, out, &|e| {
+            neff_run::stage_error(e, streams)
+        });
+    }
+    if !args.inputs.is_empty() || args.arch.is_some() {
+        return Err(CliError::Usage(
+            "--input and --arch are for a .neff; a manifest names its inputs and its arch".into(),
+        ));
+    }
     let (program, read) =
         manifest::load_with_files(&args.manifest).map_err(|e| CliError::BadInput(e.to_string()))?;
-    let inputs: Vec<_> = read.iter().map(|p| named("a program file", p)).collect();
+    let read: Vec<_> = read.iter().map(|p| named("a program file", p)).collect();
+    execute(args, program, &read, start, out, &|e| {
+        if e.is_bad_input() {
+            CliError::BadInput(format!("{}: {e}", args.manifest.display()))
+        } else {
+            CliError::InvalidProgram(e.to_string())
+        }
+    })
+}
+
+/// Every file `run` writes, named for the collision check.
+fn planned_outputs(program: &Program, args: &RunArgs) -> Vec<(String, PathBuf)> {
     let mut outputs = Vec::new();
     for v in program.variables.iter().filter(|v| v.role == Role::Output) {
         let npy = args.out.join(format!("{}.npy", v.name));
@@ -200,18 +245,25 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if let Some(t) = &args.timeline {
         outputs.push(named("--timeline", t));
     }
-    check_paths(&inputs, &outputs)?;
+    outputs
+}
+
+/// Runs a loaded program: `read` names every file it came from,
+/// `stage_error` reports a staging failure in the source's own terms.
+fn execute(
+    args: &RunArgs,
+    program: Program,
+    read: &[(String, PathBuf)],
+    start: Instant,
+    out: &mut dyn Write,
+    stage_error: &dyn Fn(StageError) -> CliError,
+) -> Result<(), CliError> {
+    check_paths(read, &planned_outputs(&program, args))?;
     let needs_device = Engine::ALL.iter().any(|&e| {
         crate::isa::stream::records(program.stream(e))
             .is_ok_and(|mut rs| rs.any(|(_, r)| r.opcode().class() == OpcodeClass::S4d4Pl))
     });
-    let staged = stage(&program).map_err(|e| {
-        if e.is_bad_input() {
-            CliError::BadInput(format!("{}: {e}", args.manifest.display()))
-        } else {
-            CliError::InvalidProgram(e.to_string())
-        }
-    })?;
+    let staged = stage(&program).map_err(stage_error)?;
     let stage_s = start.elapsed();
     let backend = Backend::open_for(args.backend, needs_device)?;
     let mut exec = backend.executor(staged.arch())?;
@@ -243,7 +295,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     outs.commit()?;
     let ex = machine.executed();
     let summary = Summary {
-        manifest: args.manifest.display().to_string(),
+        manifest: (!is_neff(&args.manifest)).then(|| args.manifest.display().to_string()),
+        model: is_neff(&args.manifest).then(|| args.manifest.display().to_string()),
         arch: program.arch.name(),
         backend: backend.describe(),
         records: Records {
@@ -279,7 +332,7 @@ fn write_outputs(
             .variable(&v.name)
             .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
         let path = args.out.join(format!("{}.npy", v.name));
-        outs.write(&path, &npy_bytes(&path, v.dtype, &v.shape, data)?)?;
+        write_npy(outs, &path, v.dtype, &v.shape, data)?;
         let png = match &args.png {
             Some(dir) => {
                 let png = dir.join(format!("{}.png", v.name));
@@ -307,7 +360,14 @@ fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Resul
         return writeln!(out, "{line}");
     }
     let r = &s.records;
-    writeln!(out, "ok: {} ({}, {})", s.manifest, s.arch, s.backend)?;
+    let source = s.manifest.as_ref().or(s.model.as_ref());
+    writeln!(
+        out,
+        "ok: {} ({}, {})",
+        source.map_or("", String::as_str),
+        s.arch,
+        s.backend
+    )?;
     writeln!(
         out,
         "records executed: pe {}, act {}, pool {}, dve {}, sp {} (total {})",

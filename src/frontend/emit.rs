@@ -4,7 +4,7 @@
 
 use crate::files::{FileError, Outputs};
 use crate::isa::enums::Engine;
-use crate::npy::npy_bytes;
+use crate::npy::npy_header;
 use crate::runtime::{Program, Role};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -88,11 +88,11 @@ pub fn write_program_into(
                     &zeros
                 }
             };
-            let bytes = npy_bytes(v.dtype, &v.shape, data).map_err(|why| FileError::Io {
+            let header = npy_header(v.dtype, &v.shape).map_err(|why| FileError::Io {
                 path: path.clone(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
             })?;
-            outs.write(&path, &bytes)?;
+            outs.write_parts(&path, &[&header, data])?;
             let _ = writeln!(toml, "file = \"{name}\"");
             files.push(path);
         }

@@ -14,6 +14,7 @@ mod frontend_cli;
 mod gpu_cli;
 mod lower_cli;
 mod neff_cli;
+mod no_lost_data;
 mod perf_bench_program;
 mod png_cli;
 mod reliability;
