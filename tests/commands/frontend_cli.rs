@@ -261,6 +261,88 @@ fn viz_draws_a_montage_and_an_argmax_map() {
     assert_eq!(code(&o), 4, "{}", text(&o));
 }
 
+/// Writes `values` as an `.npy` of `dtype` and `shape`.
+fn npy_of(path: &Path, dtype: tpb_emu::isa::enums::Dtype, shape: &[u64], values: &[i64]) {
+    use tpb_emu::isa::enums::Dtype;
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| match dtype {
+            Dtype::UINT8 => vec![v as u8],
+            Dtype::INT32 => (v as i32).to_le_bytes().to_vec(),
+            Dtype::FP32 => (v as f32).to_le_bytes().to_vec(),
+            _ => unreachable!(),
+        })
+        .collect();
+    tpb_emu::npy::write_npy(path, dtype, shape, &bytes).unwrap();
+}
+
+#[test]
+fn pool2d_names_a_dilated_window_that_steps_over_the_input() {
+    use tpb_emu::isa::enums::Dtype;
+    // A 2-row input, kernel 2 dilated 3, padding 2 (PyTorch's limit for this
+    // kernel: ((2 - 1)·3 + 1) / 2 = 2), stride 1: output row 1's taps sit on
+    // rows -1 and 2, in the padding on both sides of the input.
+    let d = tempfile::tempdir().unwrap();
+    let (x, y) = (d.path().join("x.npy"), d.path().join("y.npy"));
+    npy_of(&x, Dtype::FP32, &[1, 1, 2, 2], &[0, 1, 2, 3]);
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--dilation",
+        "3",
+        "--padding",
+        "2",
+        "--stride",
+        "1",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    let t = text(&o);
+    for want in [
+        "output row 1's window reads no input element",
+        "dilation 3",
+        "rows -1 to 2 in steps of 3",
+        "the input's rows 0 to 1",
+        "within PyTorch's limit",
+    ] {
+        assert!(t.contains(want), "{want:?} in {t}");
+    }
+    assert!(!t.contains("PyTorch requires"), "{t}");
+    assert!(!y.exists());
+    // One more pad than PyTorch allows is PyTorch's own refusal.
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--dilation",
+        "3",
+        "--padding",
+        "3",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    assert!(
+        text(&o).contains("pad should be at most half of effective kernel size"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn demo_runs_end_to_end_on_the_cpu_and_its_checks_pass() {
     let d = tempfile::tempdir().unwrap();
