@@ -254,9 +254,29 @@ fn viz_draws_a_montage_and_an_argmax_map() {
     assert!(text(&o).contains("140 planes"), "{}", text(&o));
     let img = image::open(&png).unwrap().to_rgb8();
     assert!(img.width() > 100 && img.height() > 100);
+    // Integers are drawn by value unless --argmax asks for window positions.
     let o = tpb(&["viz", s(&fixture("max_k2.idx.npy")), "-o", s(&png)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("viridis"), "{}", text(&o));
+    let o = tpb(&[
+        "viz",
+        s(&fixture("max_k2.idx.npy")),
+        "-o",
+        s(&png),
+        "--argmax",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("argmax map"), "{}", text(&o));
+    let o = tpb(&[
+        "viz",
+        s(&fixture("max_k2.idx.npy")),
+        "-o",
+        s(&png),
+        "--argmax",
+        "--cmap",
+        "magma",
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
     let o = tpb(&["viz", "/nonexistent.npy", "-o", s(&png)]);
     assert_eq!(code(&o), 4, "{}", text(&o));
 }
@@ -274,6 +294,67 @@ fn npy_of(path: &Path, dtype: tpb_emu::isa::enums::Dtype, shape: &[u64], values:
         })
         .collect();
     tpb_emu::npy::write_npy(path, dtype, shape, &bytes).unwrap();
+}
+
+#[test]
+fn viz_draws_integer_data_by_value_like_floats() {
+    use tpb_emu::isa::enums::Dtype;
+    let d = tempfile::tempdir().unwrap();
+    let draw = |name: &str, dtype: Dtype, values: &[i64]| {
+        let (x, png) = (
+            d.path().join(format!("{name}.npy")),
+            d.path().join(format!("{name}.png")),
+        );
+        npy_of(&x, dtype, &[2, 4, 8], values);
+        let o = tpb(&["viz", s(&x), "-o", s(&png)]);
+        assert_eq!(code(&o), 0, "{name}: {}", text(&o));
+        assert!(!text(&o).contains("argmax"), "{name}: {}", text(&o));
+        (text(&o), image::open(&png).unwrap().to_rgb8())
+    };
+    // A smooth ramp over two 4x8 planes: uint8 and int32 give the float32 picture.
+    let ramp: Vec<i64> = (0..64).map(|i| i * 4).collect();
+    let (t, f32_img) = draw("ramp_f32", Dtype::FP32, &ramp);
+    assert!(t.contains("viridis"), "{t}");
+    let (t, u8_img) = draw("ramp_u8", Dtype::UINT8, &ramp);
+    assert!(t.contains("viridis"), "{t}");
+    assert!(u8_img == f32_img, "uint8 is drawn as its float32 values");
+    let (_, i32_img) = draw("ramp_i32", Dtype::INT32, &ramp);
+    assert!(i32_img == f32_img, "int32 is drawn as its float32 values");
+    // Signed integers take the diverging map, as signed floats do.
+    let signed: Vec<i64> = (0..64).map(|i| i - 32).collect();
+    let (t, f32_img) = draw("signed_f32", Dtype::FP32, &signed);
+    assert!(t.contains("diverging"), "{t}");
+    let (t, i32_img) = draw("signed_i32", Dtype::INT32, &signed);
+    assert!(t.contains("diverging"), "{t}");
+    assert!(
+        i32_img == f32_img,
+        "signed int32 is drawn as its float32 values"
+    );
+}
+
+#[test]
+fn viz_says_when_it_leaves_planes_out() {
+    use tpb_emu::isa::enums::Dtype;
+    let d = tempfile::tempdir().unwrap();
+    let png = d.path().join("p.png");
+    let (many, limit) = (d.path().join("many.npy"), d.path().join("limit.npy"));
+    let values: Vec<i64> = (0..1100).collect();
+    npy_of(&many, Dtype::INT32, &[1100, 1, 1], &values);
+    npy_of(&limit, Dtype::INT32, &[1024, 1, 1], &values[..1024]);
+    for extra in [&[][..], &["--argmax"][..]] {
+        let mut args = vec!["viz", s(&many), "-o", s(&png)];
+        args.extend_from_slice(extra);
+        let o = tpb(&args);
+        assert_eq!(code(&o), 0, "{extra:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("drew 1,024 of 1,100 planes (the montage's limit)"),
+            "{extra:?}: {}",
+            text(&o)
+        );
+    }
+    let o = tpb(&["viz", s(&limit), "-o", s(&png)]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(!text(&o).contains("drew"), "{}", text(&o));
 }
 
 #[test]
