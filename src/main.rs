@@ -164,7 +164,8 @@ enum Command {
         #[command(flatten)]
         neff: cli::neff::NeffFlags,
     },
-    /// Lower every engine stream of a program and write DIR/<engine>.bin.
+    /// Lower every engine stream of a program and write DIR/<engine>.bin (for a manifest, also
+    /// its inputs and DIR/program.toml).
     Lower {
         /// The manifest (see docs/programs.md), or a .neff.
         manifest: PathBuf,

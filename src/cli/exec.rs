@@ -6,7 +6,7 @@
 //! the chosen backend, writes the dumps and says what it wrote. A dump path
 //! equal to an input (the stream, a load) or to another dump is refused
 //! before anything runs (exit 2); the dumps appear only when the whole
-//! command has succeeded. A program whose Pool records would fold more than
+//! command has succeeded. A program whose records would move or fold more than
 //! `--max-work` elements in all is refused before it runs (exit 1).
 //!
 //! `ADDR` is `sbuf:P:OFF` or `psum:P:OFF` (P and OFF decimal or `0x` hex) or

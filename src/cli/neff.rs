@@ -142,7 +142,8 @@ pub fn disasm(
 }
 
 /// `lower MODEL.neff --out DIR`: expands, lowers and validates every engine
-/// stream, then writes each as `DIR/<engine>.bin`; an invalid lowered stream
+/// stream, then writes each as `DIR/<engine>.bin` (only those: no
+/// `program.toml` and no inputs, unlike `lower PROGRAM.toml`); an invalid lowered stream
 /// (exit 3) writes nothing, and a `DIR/<engine>.bin` that is the model is
 /// refused before anything runs (exit 2).
 pub fn lower_cmd(

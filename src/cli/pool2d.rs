@@ -12,7 +12,8 @@
 //! height is 1). The stride defaults to the kernel. A malformed flag value
 //! (`--kernel 2,2,2`) or an output path equal to the input or to another
 //! output is a usage error (exit 2); parameters that do not fit the input
-//! (a padding over half the kernel) are bad input (exit 4). The outputs
+//! (a padding over half the kernel, a dilated window whose taps all fall in
+//! the padding) are bad input (exit 4). The outputs
 //! appear only when the whole command has succeeded.
 
 use super::backend::Backend;

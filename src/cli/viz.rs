@@ -1,7 +1,9 @@
-//! `tpb-emu viz TENSOR.npy -o out.png [--cmap viridis|magma|diverging] [--normalize channel|global]`:
-//! a montage of a tensor's channel planes (see [`crate::viz`]). Integer
-//! arrays (window positions from MaxPoolSelect) are drawn as an argmax map
-//! unless `--cmap` is given.
+//! `tpb-emu viz TENSOR.npy -o out.png [--cmap viridis|magma|diverging | --argmax] [--normalize channel|global]`:
+//! a montage of a tensor's channel planes (see [`crate::viz`]). Every dtype,
+//! integers included, is drawn by value on a colormap; `--argmax` draws the
+//! values as window positions (MaxPoolSelect's output) in categorical
+//! colours instead. At most [`viz::MAX_PLANES`] planes are drawn: past that,
+//! a line on stdout and the picture's legend say how many were.
 //!
 //! `tpb-emu viz --footprint STREAM.bin --record N -o out.png [--arch A]`:
 //! the bytes of one partition that record N (0-based) of a raw stream reads
@@ -82,6 +84,10 @@ pub struct VizArgs {
     /// The colormap (default: diverging for data with negative values, else viridis).
     #[arg(long, value_enum)]
     pub cmap: Option<CmapOpt>,
+    /// Draw the values as window positions (MaxPoolSelect's 0..KH·KW) in categorical colours:
+    /// an argmax map.
+    #[arg(long, conflicts_with_all = ["cmap", "footprint"])]
+    pub argmax: bool,
     /// Normalise per channel plane or over the whole tensor.
     #[arg(long, value_enum, default_value = "channel")]
     pub normalize: NormalizeOpt,
@@ -101,7 +107,7 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ));
     };
     check_paths(&[named("the tensor", tensor)], &[named("-o", &a.output)])?;
-    let (shape, values, integer) = viz::read_values(tensor).map_err(|e| match e {
+    let (shape, values, _) = viz::read_values(tensor).map_err(|e| match e {
         viz::VizError::Npy(n) => CliError::from(n),
         e => CliError::BadInput(e.to_string()),
     })?;
@@ -118,7 +124,7 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
             NormalizeOpt::Global => Normalize::Global,
         },
     };
-    let (img, kind) = if integer && a.cmap.is_none() {
+    let (img, kind) = if a.argmax {
         (viz::argmax_map(&planes), "argmax map".to_string())
     } else {
         let cmap = viz::pick_cmap(&planes, &opts);
@@ -140,7 +146,11 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
         planes.h,
         planes.w
     )
-    .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    .map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+    if let Some(note) = viz::planes_note(planes.count) {
+        writeln!(out, "{note}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+    }
+    Ok(())
 }
 
 /// `viz --footprint STREAM --record N`.

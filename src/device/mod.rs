@@ -152,9 +152,9 @@ pub enum ExecError {
     },
     /// A valid record this executor does not run (control and DMA records).
     #[error(
-        "record at byte offset {offset} ({opcode}) is not a POOL datapath record (Pool, \
-         MaxPoolSelect, Iota, Copy, Cast, Tensor-Tensor); programs with control or DMA records \
-         run with `tpb-emu run`"
+        "record at byte offset {offset} ({opcode}) is not a POOL datapath record (a kernel \
+         of the POOL kernel table, or MaxPoolSelect); programs with control or DMA records run \
+         with `tpb-emu run`"
     )]
     NotPool {
         /// Byte offset of the record.

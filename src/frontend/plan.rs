@@ -189,16 +189,28 @@ impl Plan {
                 PoolMode::Max => !p.return_indices,
                 PoolMode::Avg => p.count_include_pad,
             };
-        let empty = |axis: &str, o: usize| {
+        // Every window needs an in-bounds tap, whatever it walks. The pads
+        // passed PyTorch's rule above, so the window's span overlaps the
+        // input; only a dilated window can miss it, its taps stepping over
+        // the input rows into the padding on both sides (PyTorch gives -inf
+        // there; the emulator refuses the window).
+        let empty = |axis: &str, a: &Axis, o: usize| {
+            let first = (o * a.s) as i64 - a.pad0 as i64;
+            let last = first + ((a.k - 1) * a.d) as i64;
             FrontendError::Bad(format!(
-                "output {axis} {o}'s window lies entirely in the padding (PyTorch requires padding <= half the kernel)"
+                "output {axis} {o}'s window reads no input element: its {k} taps, dilation {d}, \
+                 fall on {axis}s {first} to {last} in steps of {d}, in the padding on both sides \
+                 of the input's {axis}s 0 to {end}; the pads are within PyTorch's limit (half the \
+                 effective kernel), but the emulator needs every window to read an input element",
+                k = a.k,
+                d = a.d,
+                end = a.len - 1,
             ))
         };
-        // Every window needs an in-bounds tap, whatever it walks.
-        ah.groups(ho, false).map_err(|o| empty("row", o))?;
-        aw.groups(wo, false).map_err(|o| empty("column", o))?;
-        let rows = ah.groups(ho, fill).map_err(|o| empty("row", o))?;
-        let cols = aw.groups(wo, fill).map_err(|o| empty("column", o))?;
+        ah.groups(ho, false).map_err(|o| empty("row", &ah, o))?;
+        aw.groups(wo, false).map_err(|o| empty("column", &aw, o))?;
+        let rows = ah.groups(ho, fill).map_err(|o| empty("row", &ah, o))?;
+        let cols = aw.groups(wo, fill).map_err(|o| empty("column", &aw, o))?;
         Ok(Plan {
             params: *p,
             n: n as usize,

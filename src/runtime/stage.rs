@@ -69,9 +69,9 @@ impl Dram {
 pub(crate) enum Op {
     /// EVENT_SEMAPHORE, DRAIN: only the events band (EC-24).
     Events,
-    /// A kernel-table record (Pool, MaxPoolSelect, Iota, Copy, Cast,
-    /// Tensor-Tensor, and the rows not emulated, which it refuses by name)
-    /// through the POOL engine's dispatch.
+    /// A kernel-table record or MaxPoolSelect (every kernel docs/kernels.md
+    /// marks executed; validation has refused the others by name) through the
+    /// POOL engine's dispatch.
     Pool(Validated),
     /// EC-26.
     Mov32 { reg: u8, value: u32 },

@@ -10,8 +10,13 @@
 //! `magma`, or `diverging` (red–blue, centred on zero; the default for data
 //! with negative values, and for differences). Values are normalised per
 //! plane (`channel`, the default) or over the whole tensor (`global`); NaN is
-//! drawn magenta, +inf and −inf as the map's two ends. An argmax map gives
-//! each window position (0..KH·KW) its own colour from a categorical palette.
+//! drawn magenta, +inf and −inf as the map's two ends. Integer data is drawn
+//! the same way, by value. An argmax map gives each window position
+//! (0..KH·KW) its own colour from a categorical palette; it is drawn only
+//! when asked for (`tpb-emu viz --argmax`, the indices of `pool2d --png`).
+//!
+//! At most [`MAX_PLANES`] planes are drawn; past that, the legend under the
+//! picture says how many were ([`planes_note`]).
 
 mod footprint;
 pub mod timeline;
@@ -55,8 +60,34 @@ pub struct Options {
     pub normalize: Normalize,
 }
 
-/// The most planes drawn; later planes are left out.
+/// The most planes drawn; later planes are left out, and the picture's
+/// legend says so ([`planes_note`]).
 pub const MAX_PLANES: usize = 1024;
+
+/// `n` with its thousands grouped by commas (`1,024`).
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// What a picture of `count` planes leaves out: `None` when every plane is
+/// drawn, else "drew 1,024 of N planes (the montage's limit)".
+pub fn planes_note(count: usize) -> Option<String> {
+    (count > MAX_PLANES).then(|| {
+        format!(
+            "drew {} of {} planes (the montage's limit)",
+            grouped(MAX_PLANES),
+            grouped(count)
+        )
+    })
+}
 /// Height of a label strip in pixels.
 pub const LABEL_H: u32 = 10;
 /// Pixels between cells.
@@ -308,7 +339,14 @@ pub fn montage(p: &Planes, opts: &Options) -> RgbImage {
         Normalize::Channel if count > 1 => " (each plane on its own range)",
         _ => "",
     };
-    colour_bar(img, cmap, &format!("{} .. {}{per}", num(lo), num(hi)))
+    let left_out = planes_note(p.count)
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
+    colour_bar(
+        img,
+        cmap,
+        &format!("{} .. {}{per}{left_out}", num(lo), num(hi)),
+    )
 }
 
 /// Height of the strip under a montage that holds its colour bar or legend.
@@ -385,7 +423,9 @@ pub fn argmax_map(p: &Planes) -> RgbImage {
         .iter()
         .map(|e| 8 + 2 + e.len() as u32 * 8 + 6)
         .collect();
-    let total = widths.iter().sum::<u32>() + 2 * GAP;
+    let note = planes_note(p.count);
+    let note_w = note.as_ref().map_or(0, |n| n.len() as u32 * 8);
+    let total = widths.iter().sum::<u32>() + note_w + 2 * GAP;
     let top = img.height() + GAP;
     let mut out = with_strip(img, total);
     let mut x = GAP;
@@ -397,6 +437,9 @@ pub fn argmax_map(p: &Planes) -> RgbImage {
         }
         text_at(&mut out, x + 10, top, e);
         x += w;
+    }
+    if let Some(n) = note {
+        text_at(&mut out, x, top, &n);
     }
     out
 }
@@ -463,7 +506,8 @@ pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
 }
 
 /// An `.npy` read for drawing: shape, values as f32, and whether the
-/// elements are integers (drawn as an argmax map by `tpb-emu viz`).
+/// elements are integers (drawn by value like floats; `tpb-emu viz --argmax`
+/// draws them as an argmax map).
 pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> {
     let npy = read_npy(path)?;
     let tc = npy.kind;

@@ -254,11 +254,174 @@ fn viz_draws_a_montage_and_an_argmax_map() {
     assert!(text(&o).contains("140 planes"), "{}", text(&o));
     let img = image::open(&png).unwrap().to_rgb8();
     assert!(img.width() > 100 && img.height() > 100);
+    // Integers are drawn by value unless --argmax asks for window positions.
     let o = tpb(&["viz", s(&fixture("max_k2.idx.npy")), "-o", s(&png)]);
     assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("viridis"), "{}", text(&o));
+    let o = tpb(&[
+        "viz",
+        s(&fixture("max_k2.idx.npy")),
+        "-o",
+        s(&png),
+        "--argmax",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("argmax map"), "{}", text(&o));
+    let o = tpb(&[
+        "viz",
+        s(&fixture("max_k2.idx.npy")),
+        "-o",
+        s(&png),
+        "--argmax",
+        "--cmap",
+        "magma",
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
     let o = tpb(&["viz", "/nonexistent.npy", "-o", s(&png)]);
     assert_eq!(code(&o), 4, "{}", text(&o));
+}
+
+/// Writes `values` as an `.npy` of `dtype` and `shape`.
+fn npy_of(path: &Path, dtype: tpb_emu::isa::enums::Dtype, shape: &[u64], values: &[i64]) {
+    use tpb_emu::isa::enums::Dtype;
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| match dtype {
+            Dtype::UINT8 => vec![v as u8],
+            Dtype::INT32 => (v as i32).to_le_bytes().to_vec(),
+            Dtype::FP32 => (v as f32).to_le_bytes().to_vec(),
+            _ => unreachable!(),
+        })
+        .collect();
+    tpb_emu::npy::write_npy(path, dtype, shape, &bytes).unwrap();
+}
+
+#[test]
+fn viz_draws_integer_data_by_value_like_floats() {
+    use tpb_emu::isa::enums::Dtype;
+    let d = tempfile::tempdir().unwrap();
+    let draw = |name: &str, dtype: Dtype, values: &[i64]| {
+        let (x, png) = (
+            d.path().join(format!("{name}.npy")),
+            d.path().join(format!("{name}.png")),
+        );
+        npy_of(&x, dtype, &[2, 4, 8], values);
+        let o = tpb(&["viz", s(&x), "-o", s(&png)]);
+        assert_eq!(code(&o), 0, "{name}: {}", text(&o));
+        assert!(!text(&o).contains("argmax"), "{name}: {}", text(&o));
+        (text(&o), image::open(&png).unwrap().to_rgb8())
+    };
+    // A smooth ramp over two 4x8 planes: uint8 and int32 give the float32 picture.
+    let ramp: Vec<i64> = (0..64).map(|i| i * 4).collect();
+    let (t, f32_img) = draw("ramp_f32", Dtype::FP32, &ramp);
+    assert!(t.contains("viridis"), "{t}");
+    let (t, u8_img) = draw("ramp_u8", Dtype::UINT8, &ramp);
+    assert!(t.contains("viridis"), "{t}");
+    assert!(u8_img == f32_img, "uint8 is drawn as its float32 values");
+    let (_, i32_img) = draw("ramp_i32", Dtype::INT32, &ramp);
+    assert!(i32_img == f32_img, "int32 is drawn as its float32 values");
+    // Signed integers take the diverging map, as signed floats do.
+    let signed: Vec<i64> = (0..64).map(|i| i - 32).collect();
+    let (t, f32_img) = draw("signed_f32", Dtype::FP32, &signed);
+    assert!(t.contains("diverging"), "{t}");
+    let (t, i32_img) = draw("signed_i32", Dtype::INT32, &signed);
+    assert!(t.contains("diverging"), "{t}");
+    assert!(
+        i32_img == f32_img,
+        "signed int32 is drawn as its float32 values"
+    );
+}
+
+#[test]
+fn viz_says_when_it_leaves_planes_out() {
+    use tpb_emu::isa::enums::Dtype;
+    let d = tempfile::tempdir().unwrap();
+    let png = d.path().join("p.png");
+    let (many, limit) = (d.path().join("many.npy"), d.path().join("limit.npy"));
+    let values: Vec<i64> = (0..1100).collect();
+    npy_of(&many, Dtype::INT32, &[1100, 1, 1], &values);
+    npy_of(&limit, Dtype::INT32, &[1024, 1, 1], &values[..1024]);
+    for extra in [&[][..], &["--argmax"][..]] {
+        let mut args = vec!["viz", s(&many), "-o", s(&png)];
+        args.extend_from_slice(extra);
+        let o = tpb(&args);
+        assert_eq!(code(&o), 0, "{extra:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("drew 1,024 of 1,100 planes (the montage's limit)"),
+            "{extra:?}: {}",
+            text(&o)
+        );
+    }
+    let o = tpb(&["viz", s(&limit), "-o", s(&png)]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(!text(&o).contains("drew"), "{}", text(&o));
+}
+
+#[test]
+fn pool2d_names_a_dilated_window_that_steps_over_the_input() {
+    use tpb_emu::isa::enums::Dtype;
+    // A 2-row input, kernel 2 dilated 3, padding 2 (PyTorch's limit for this
+    // kernel: ((2 - 1)·3 + 1) / 2 = 2), stride 1: output row 1's taps sit on
+    // rows -1 and 2, in the padding on both sides of the input.
+    let d = tempfile::tempdir().unwrap();
+    let (x, y) = (d.path().join("x.npy"), d.path().join("y.npy"));
+    npy_of(&x, Dtype::FP32, &[1, 1, 2, 2], &[0, 1, 2, 3]);
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--dilation",
+        "3",
+        "--padding",
+        "2",
+        "--stride",
+        "1",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    let t = text(&o);
+    for want in [
+        "output row 1's window reads no input element",
+        "dilation 3",
+        "rows -1 to 2 in steps of 3",
+        "the input's rows 0 to 1",
+        "within PyTorch's limit",
+    ] {
+        assert!(t.contains(want), "{want:?} in {t}");
+    }
+    assert!(!t.contains("PyTorch requires"), "{t}");
+    assert!(!y.exists());
+    // One more pad than PyTorch allows is PyTorch's own refusal.
+    let o = tpb(&[
+        "pool2d",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--dilation",
+        "3",
+        "--padding",
+        "3",
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    assert!(
+        text(&o).contains("pad should be at most half of effective kernel size"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

@@ -355,12 +355,7 @@ fn pack_and_emit_neff_never_overwrite_inputs_or_other_outputs() {
 
 /// Runs `run` on the source with `opts`; returns (exit code, stdout, the
 /// files under `out` and `png`, by name).
-fn run_with(
-    source: &[&str],
-    opts: &[&str],
-    d: &Path,
-    tag: &str,
-) -> Ran {
+fn run_with(source: &[&str], opts: &[&str], d: &Path, tag: &str) -> Ran {
     let out = d.join(format!("{tag}-out"));
     let png = d.join(format!("{tag}-png"));
     let tl = d.join(format!("{tag}-tl.json"));

@@ -144,3 +144,30 @@ fn value_montages_carry_a_colour_bar_and_argmax_maps_a_legend() {
     // Four entries and no more: the legend (wider than the 52-px grid) sets the width.
     assert_eq!(img.width(), 24 * 4 + 2 * viz::GAP);
 }
+
+#[test]
+fn a_picture_past_the_plane_limit_says_how_many_it_drew() {
+    assert_eq!(viz::planes_note(viz::MAX_PLANES), None);
+    assert_eq!(
+        viz::planes_note(12_345_678).as_deref(),
+        Some("drew 1,024 of 12,345,678 planes (the montage's limit)")
+    );
+    // The legend's text line runs further right when it carries the note.
+    let text_right = |img: &image::RgbImage| {
+        let y0 = img.height() - viz::LEGEND_H + viz::GAP + viz::COLOUR_BAR_H + 2;
+        (0..img.width())
+            .filter(|&x| (y0..y0 + 8).any(|y| at(img, (x, y)) == viz::TEXT.0))
+            .max()
+            .unwrap()
+    };
+    let all = Planes::new(&[1025, 1, 1], (0..1025).map(|i| i as f32).collect()).unwrap();
+    let limit = Planes::new(&[1024, 1, 1], (1..1025).map(|i| i as f32).collect()).unwrap();
+    let opts = Options::default();
+    let (noted, plain) = (viz::montage(&all, &opts), viz::montage(&limit, &opts));
+    assert!(
+        text_right(&noted) > text_right(&plain) + 8 * 20,
+        "{} vs {}",
+        text_right(&noted),
+        text_right(&plain)
+    );
+}
