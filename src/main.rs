@@ -222,8 +222,10 @@ enum Command {
     },
     /// Run the built-in example end to end: pooling programs, checks, PNGs.
     Demo(cli::demo::DemoArgs),
-    /// Framework-style max/avg pooling of an .npy, compiled to a TPB program and run.
-    Pool2d(Box<cli::pool2d::Pool2dArgs>),
+    /// Framework-style max/avg pooling of an N×C×L, N×C×H×W or N×C×D×H×W .npy, compiled to
+    /// a TPB program and run (`pool2d` is the same command).
+    #[command(visible_alias = "pool2d")]
+    Pool(Box<cli::pool::PoolArgs>),
     /// Draw a tensor's channel planes as a PNG montage.
     Viz(cli::viz::VizArgs),
     /// List the GPU adapters and what --backend auto would use.
@@ -307,8 +309,8 @@ impl Command {
             Command::Exec { backend, .. } | Command::Run { backend, .. } => {
                 !matches!(backend, BackendArg::Cpu)
             }
-            Command::Pool2d(a) => !matches!(a.backend, cli::pool2d::BackendOpt::Cpu),
-            Command::Demo(a) => !matches!(a.backend, cli::pool2d::BackendOpt::Cpu),
+            Command::Pool(a) => !matches!(a.backend, cli::pool::BackendOpt::Cpu),
+            Command::Demo(a) => !matches!(a.backend, cli::pool::BackendOpt::Cpu),
             _ => false,
         }
     }
@@ -320,7 +322,7 @@ impl Command {
         match self {
             Command::Asm { output, .. } | Command::Pack { output, .. } => std(output),
             Command::Viz(a) => std(&a.output),
-            Command::Pool2d(a) => {
+            Command::Pool(a) => {
                 std(&a.output)
                     || a.indices.as_ref().is_some_and(std)
                     || a.emit_neff.as_ref().is_some_and(std)
@@ -417,7 +419,7 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
                 .map_err(|e| CliError::Exec(format!("stdout: {e}")))
         }
         Command::Demo(a) => cli::demo::run(&a, &mut out),
-        Command::Pool2d(a) => cli::pool2d::run(&a, &mut out),
+        Command::Pool(a) => cli::pool::run(&a, &mut out),
         Command::Viz(a) => cli::viz::run(&a, &mut out),
         Command::Info => cli::info::run(&mut out),
         Command::Bench(BenchCommand::Pool {

@@ -12,7 +12,7 @@
 
 use super::CliError;
 use super::backend::Backend;
-use super::pool2d::BackendOpt;
+use super::pool::BackendOpt;
 use crate::frontend::demo as fd;
 use crate::isa::enums::{Engine, PoolFunc};
 use crate::isa::record::Record;

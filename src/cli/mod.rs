@@ -13,7 +13,7 @@ pub mod lower;
 pub mod neff;
 pub mod neff_run;
 pub mod pack;
-pub mod pool2d;
+pub mod pool;
 pub mod run;
 pub mod validate;
 pub mod viz;

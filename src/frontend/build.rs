@@ -43,8 +43,10 @@ pub struct Compiled {
     pub plan: Plan,
     /// The program (variables `x`, `y`, `argmax`, `fill`).
     pub program: Program,
-    /// Bands (plane groups × row bands).
+    /// Bands (plane groups × depth bands × row bands × column tiles).
     pub bands: usize,
+    /// Output depths per band (1 for a 1-D or 2-D input).
+    pub band_depths: usize,
     /// Output rows per band.
     pub band_rows: usize,
     /// Output columns per band: all of them, or a tile when one row does
@@ -89,6 +91,14 @@ fn in_cols(plan: &Plan, ca: usize, cb: usize) -> (usize, usize) {
     )
 }
 
+/// The padded input depth slices `[start, end)` that output depths `[da, db)` read.
+fn in_depths(plan: &Plan, da: usize, db: usize) -> (usize, usize) {
+    let z = &plan.params.depth;
+    let eff_kd = (z.kernel as usize - 1) * z.dilation as usize + 1;
+    let start = da * z.stride as usize;
+    (start, plan.dp().min((db - 1) * z.stride as usize + eff_kd))
+}
+
 /// The padded input rows `[start, end)` that output rows `[oa, ob)` read.
 fn in_rows(plan: &Plan, oa: usize, ob: usize) -> (usize, usize) {
     let p = &plan.params;
@@ -107,17 +117,28 @@ fn step(num: usize, s: usize) -> i16 {
 }
 
 impl Layout {
-    /// The layout of `rows` output rows by `cols` output columns, and the
-    /// bytes per partition it needs; `None` when a step would not fit i16.
-    fn new(plan: &Plan, isz: usize, rows: usize, cols: usize) -> Option<(Layout, usize)> {
+    /// The layout of `depths` output depths of `rows` output rows by `cols`
+    /// output columns, and the bytes per partition it needs; `None` when a
+    /// step would not fit i16.
+    fn new(
+        plan: &Plan,
+        isz: usize,
+        depths: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Option<(Layout, usize)> {
         let p = &plan.params;
+        let z = &p.depth;
         // The widest tile: the first `cols` columns read at least as many input columns as any.
         let (ia, ib) = in_cols(plan, 0, cols.min(plan.wo));
         let tw = ib - ia;
         let (ra, rb) = in_rows(plan, 0, rows.min(plan.ho));
         let nrows = rb - ra;
+        let (za, zb) = in_depths(plan, 0, depths.min(plan.dout));
         let i16_ok = |num: usize, s: usize| num <= 1 || s <= i16::MAX as usize;
-        let steps_ok = i16_ok(p.kernel[0] as usize, tw * p.dilation[0] as usize)
+        // A 3-D window's z dim steps over whole slices of the band.
+        let steps_ok = i16_ok(z.kernel as usize, nrows * tw * z.dilation as usize)
+            && i16_ok(p.kernel[0] as usize, tw * p.dilation[0] as usize)
             && i16_ok(rows, tw * p.stride[0] as usize)
             && i16_ok(rows, cols)
             && i16_ok(p.kernel[1] as usize, p.dilation[1] as usize)
@@ -127,9 +148,10 @@ impl Layout {
         if !steps_ok {
             return None;
         }
-        let out_base = align64(nrows * tw * isz);
-        let idx_base = align64(out_base + rows * cols * isz);
-        let end = idx_base + if p.return_indices { rows * cols * 4 } else { 0 };
+        let outs = depths * rows * cols;
+        let out_base = align64((zb - za) * nrows * tw * isz);
+        let idx_base = align64(out_base + outs * isz);
+        let end = idx_base + if p.return_indices { outs * 4 } else { 0 };
         Some((
             Layout {
                 isz,
@@ -164,19 +186,22 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
             i16::MAX
         ));
     }
-    if plan.h * plan.w > i32::MAX as usize || plan.ho * plan.wo > i32::MAX as usize {
+    if plan.d * plan.h * plan.w > i32::MAX as usize
+        || plan.dout * plan.ho * plan.wo > i32::MAX as usize
+    {
         return bad("a plane is larger than a DMA step can stride over (2^31 elements)".into());
     }
     let budget = arch.sbuf_active_bytes() as usize;
-    let window = (p.kernel[0] as usize * p.kernel[1] as usize).max(1);
-    let fits = |t: usize, cols: usize| {
-        Layout::new(&plan, isz, t, cols).is_some_and(|(_, end)| end <= budget)
-            && (t * cols * window) as u64 <= MAX_POOL_ELEMENTS_PER_LANE
+    let window = (p.depth.kernel as usize * p.kernel[0] as usize * p.kernel[1] as usize).max(1);
+    let fits = |z: usize, t: usize, cols: usize| {
+        Layout::new(&plan, isz, z, t, cols).is_some_and(|(_, end)| end <= budget)
+            && (z * t * cols * window) as u64 <= MAX_POOL_ELEMENTS_PER_LANE
             && t <= u16::MAX as usize
     };
-    // Whole rows when one fits: the largest band of rows (fits is monotonic
-    // in t). Otherwise one row per band, tiled along the width: the widest
-    // tile that fits (monotonic in the columns).
+    // Whole output depths (whole maps in 2-D) when one fits: the largest
+    // band of depths (fits is monotonic in each argument). Otherwise one
+    // depth, the largest band of whole rows; otherwise one row per band,
+    // tiled along the width: the widest tile that fits.
     let largest = |hi: usize, ok: &dyn Fn(usize) -> bool| {
         let (mut lo, mut hi) = (1usize, hi);
         while lo < hi {
@@ -185,10 +210,12 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
         }
         lo
     };
-    let (band_rows, band_cols) = if fits(1, wo) {
-        (largest(plan.ho, &|t| fits(t, wo)), wo)
-    } else if fits(1, 1) {
-        (1, largest(wo, &|c| fits(1, c)))
+    let (band_depths, band_rows, band_cols) = if fits(1, plan.ho, wo) {
+        (largest(plan.dout, &|z| fits(z, plan.ho, wo)), plan.ho, wo)
+    } else if fits(1, 1, wo) {
+        (1, largest(plan.ho, &|t| fits(1, t, wo)), wo)
+    } else if fits(1, 1, 1) {
+        (1, 1, largest(wo, &|c| fits(1, 1, c)))
     } else {
         return bad(format!(
             "one output (input rows {}x{} of {}) does not fit a partition's {} KiB of SBUF",
@@ -198,14 +225,14 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
             budget / 1024
         ));
     };
-    let Some((layout, _)) = Layout::new(&plan, isz, band_rows, band_cols) else {
+    let Some((layout, _)) = Layout::new(&plan, isz, band_depths, band_rows, band_cols) else {
         return bad("no band layout fits".into());
     };
 
     let dtype = input.dtype;
     let planes = plan.planes();
     let out_shape = plan.out_shape();
-    let out_elems = planes * plan.ho * plan.wo;
+    let out_elems = planes * plan.dout * plan.ho * plan.wo;
     let dram = input.data.len() + out_elems * (isz + if p.return_indices { 4 } else { 0 });
     if dram as u64 >= u32::MAX as u64 {
         return bad("the input and outputs need more than 4 GiB of device DRAM".into());
@@ -223,10 +250,14 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
     };
     for g0 in (0..planes).step_by(PARTITIONS as usize) {
         let np = (planes - g0).min(PARTITIONS as usize);
-        for oa in (0..plan.ho).step_by(band_rows) {
-            let ob = (oa + band_rows).min(plan.ho);
-            for ca in (0..wo).step_by(band_cols) {
-                b.band(g0, np, oa, ob, ca, (ca + band_cols).min(wo));
+        for da in (0..plan.dout).step_by(band_depths) {
+            let db = (da + band_depths).min(plan.dout);
+            for oa in (0..plan.ho).step_by(band_rows) {
+                let ob = (oa + band_rows).min(plan.ho);
+                for ca in (0..wo).step_by(band_cols) {
+                    let cb = (ca + band_cols).min(wo);
+                    b.band(g0, np, [da, db], [oa, ob], [ca, cb]);
+                }
             }
         }
     }
@@ -260,6 +291,7 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
         plan,
         program,
         bands,
+        band_depths,
         band_rows,
         band_cols,
         pool_records,
@@ -313,27 +345,38 @@ fn mark(recs: &mut [Record], wait: Option<(WaitMode, u8, u32)>, update: Option<(
 }
 
 impl Builder<'_> {
-    /// One band: planes [g0, g0+np), output rows [oa, ob), output columns [ca, cb).
-    fn band(&mut self, g0: usize, np: usize, oa: usize, ob: usize, ca: usize, cb: usize) {
+    /// One band: planes [g0, g0+np), output depths [da, db), output rows
+    /// [oa, ob), output columns [ca, cb).
+    fn band(
+        &mut self,
+        g0: usize,
+        np: usize,
+        [da, db]: [usize; 2],
+        [oa, ob]: [usize; 2],
+        [ca, cb]: [usize; 2],
+    ) {
         let plan = self.plan;
         let p = &plan.params;
+        let z = &p.depth;
         let l = self.layout;
         let t = self.band as u32;
-        let (h, w, wo, ho) = (plan.h, plan.w, plan.wo, plan.ho);
+        let (d, h, w, wo, ho, dout) = (plan.d, plan.h, plan.w, plan.wo, plan.ho, plan.dout);
+        let (za, zb) = in_depths(plan, da, db);
         let (ra, rb) = in_rows(plan, oa, ob);
+        let nrows = rb - ra;
         // The tile: padded input columns [ia, ib), `wp` of them per SBUF row;
-        // `two` output columns per output row.
+        // `two` output columns per output row, `orows` output rows per depth.
         let (ia, ib) = in_cols(plan, ca, cb);
-        let (wp, two) = (ib - ia, cb - ca);
+        let (wp, two, orows) = (ib - ia, cb - ca, ob - oa);
         let whole = ca == 0 && cb == wo && ia == 0 && ib == plan.wp();
-        let (pt, pl) = (p.pads[0] as usize, p.pads[1] as usize);
+        let (pf, pt, pl) = (z.pads[0] as usize, p.pads[0] as usize, p.pads[1] as usize);
         let isz = l.isz;
         let npu = np as u16;
 
-        // SP: fill, then the input rows.
+        // SP: fill, then the input rows of every input slice.
         let mut sp = Vec::new();
         if plan.fill {
-            let total = (rb - ra) * wp;
+            let total = (zb - za) * nrows * wp;
             for k in (0..total).step_by(DMA_MAX) {
                 let n = (total - k).min(DMA_MAX) as u16;
                 sp.push(dma_memcpy(
@@ -356,32 +399,34 @@ impl Builder<'_> {
         let (c0, c1) = (ia.max(pl), ib.min(pl + w));
         let dense = whole && wp == w;
         let per = if dense { (DMA_MAX / w).max(1) } else { 1 };
-        for chunk in rows.chunks(per) {
-            if c0 >= c1 {
-                break;
+        for zs in (za..zb).filter(|&zs| (pf..pf + d).contains(&zs)) {
+            for chunk in rows.chunks(per) {
+                if c0 >= c1 {
+                    break;
+                }
+                let (r0, nr) = (chunk[0], chunk.len());
+                let n = if dense { nr * w } else { c1 - c0 } as u16;
+                let src = (((g0 * d + (zs - pf)) * h + (r0 - pt)) * w + (c0 - pl)) * isz;
+                let dst = (((zs - za) * nrows + (r0 - ra)) * wp + (c0 - ia)) * isz;
+                sp.push(dma_memcpy(
+                    walk(
+                        var(ids::X, src as u32),
+                        [1, (d * h * w) as i32],
+                        [n, npu],
+                        isz as u16,
+                    ),
+                    walk(
+                        on_chip(sbuf(dst)),
+                        [1, lane_step(isz)],
+                        [n, npu],
+                        isz as u16,
+                    ),
+                    self.dtype,
+                    self.dtype,
+                    0,
+                    0,
+                ));
             }
-            let (r0, nr) = (chunk[0], chunk.len());
-            let n = if dense { nr * w } else { c1 - c0 } as u16;
-            let src = ((g0 * h + (r0 - pt)) * w + (c0 - pl)) * isz;
-            let dst = ((r0 - ra) * wp + (c0 - ia)) * isz;
-            sp.push(dma_memcpy(
-                walk(
-                    var(ids::X, src as u32),
-                    [1, (h * w) as i32],
-                    [n, npu],
-                    isz as u16,
-                ),
-                walk(
-                    on_chip(sbuf(dst)),
-                    [1, lane_step(isz)],
-                    [n, npu],
-                    isz as u16,
-                ),
-                self.dtype,
-                self.dtype,
-                0,
-                0,
-            ));
         }
         // The last load bumps `loaded` (the DMA's own completion semaphore).
         if let Some(last) = sp.last_mut() {
@@ -393,58 +438,25 @@ impl Builder<'_> {
         }
         self.sp.extend(sp);
 
-        // POOL: one record per window class (and its MaxPoolSelect twin).
+        // POOL: one record per window class (and its MaxPoolSelect twin); a
+        // window that walks several depth taps folds xyz, one output row a record.
         let mut pool = Vec::new();
         let func = match p.mode {
             PoolMode::Max => PoolFunc::MAX_POOL,
             PoolMode::Avg => PoolFunc::AVG_POOL,
         };
-        for rg in &plan.rows {
-            let oh0 = rg.first.max(oa);
-            let oh1 = (rg.first + rg.len).min(ob);
-            if oh0 >= oh1 {
-                continue;
-            }
-            for cg in &plan.cols {
-                // The class's columns inside this tile.
-                let ow0 = cg.first.max(ca);
-                let ow1 = (cg.first + cg.len).min(cb);
-                if ow0 >= ow1 {
-                    continue;
-                }
-                let (ncols, nrows) = (ow1 - ow0, oh1 - oh0);
-                let src_row = oh0 * p.stride[0] as usize + rg.tap0 * p.dilation[0] as usize - ra;
-                let src_col = ow0 * p.stride[1] as usize + cg.tap0 * p.dilation[1] as usize - ia;
-                let src = Tensor4d::new(
-                    Addr4::new(Region::Sbuf, 0, sbuf((src_row * wp + src_col) * isz)),
-                    [
-                        (cg.taps as u16, step(cg.taps, p.dilation[1] as usize)),
-                        (rg.taps as u16, step(rg.taps, p.dilation[0] as usize * wp)),
-                        (ncols as u16, step(ncols, p.stride[1] as usize)),
-                        (nrows as u16, step(nrows, p.stride[0] as usize * wp)),
-                    ],
-                );
-                let out_at = (oh0 - oa) * two + (ow0 - ca);
-                let dst = |base: usize, size: usize| {
-                    Tensor4d::new(
-                        Addr4::new(Region::Sbuf, 0, sbuf(base + out_at * size)),
-                        [
-                            (ncols as u16, 1),
-                            (nrows as u16, step(nrows, two)),
-                            (1, 1),
-                            (1, 1),
-                        ],
-                    )
-                };
+        let slice = nrows * wp;
+        let mut push =
+            |src: Tensor4d, dim: PoolDim, taps: usize, dst: &dyn Fn(usize, usize) -> Tensor4d| {
                 let scale = match p.mode {
                     PoolMode::Max => 1.0,
-                    PoolMode::Avg => 1.0 / (rg.taps * cg.taps) as f32,
+                    PoolMode::Avg => 1.0 / taps as f32,
                 };
                 pool.push(
                     S4d4Pl::new(
                         Opcode::POOL,
                         func,
-                        PoolDim::XY,
+                        dim,
                         self.dtype,
                         self.dtype,
                         np as u8,
@@ -459,7 +471,7 @@ impl Builder<'_> {
                         S4d4Pl::new(
                             Opcode::MAX_POOL_SELECT,
                             PoolFunc::NONE,
-                            PoolDim::XY,
+                            dim,
                             self.dtype,
                             Dtype::UINT32,
                             np as u8,
@@ -469,6 +481,86 @@ impl Builder<'_> {
                         )
                         .encode(),
                     );
+                }
+            };
+        for od in da..db {
+            let dg = plan.depth_group(od);
+            let z0 = od * z.stride as usize + dg.tap0 * z.dilation as usize - za;
+            let out_depth = (od - da) * orows * two;
+            for rg in &plan.rows {
+                let oh0 = rg.first.max(oa);
+                let oh1 = (rg.first + rg.len).min(ob);
+                if oh0 >= oh1 {
+                    continue;
+                }
+                for cg in &plan.cols {
+                    // The class's columns inside this tile.
+                    let ow0 = cg.first.max(ca);
+                    let ow1 = (cg.first + cg.len).min(cb);
+                    if ow0 >= ow1 {
+                        continue;
+                    }
+                    let (ncols, nrows_out) = (ow1 - ow0, oh1 - oh0);
+                    let src_row =
+                        oh0 * p.stride[0] as usize + rg.tap0 * p.dilation[0] as usize - ra;
+                    let src_col =
+                        ow0 * p.stride[1] as usize + cg.tap0 * p.dilation[1] as usize - ia;
+                    let at = |row: usize| {
+                        Addr4::new(
+                            Region::Sbuf,
+                            0,
+                            sbuf((z0 * slice + row * wp + src_col) * isz),
+                        )
+                    };
+                    let kx = (cg.taps as u16, step(cg.taps, p.dilation[1] as usize));
+                    let ky = (rg.taps as u16, step(rg.taps, p.dilation[0] as usize * wp));
+                    let out_at = out_depth + (oh0 - oa) * two + (ow0 - ca);
+                    if dg.taps == 1 {
+                        // Every output row of the class in one record (as in 2-D).
+                        let src = Tensor4d::new(
+                            at(src_row),
+                            [
+                                kx,
+                                ky,
+                                (ncols as u16, step(ncols, p.stride[1] as usize)),
+                                (nrows_out as u16, step(nrows_out, p.stride[0] as usize * wp)),
+                            ],
+                        );
+                        let dst = |base: usize, size: usize| {
+                            Tensor4d::new(
+                                Addr4::new(Region::Sbuf, 0, sbuf(base + out_at * size)),
+                                [
+                                    (ncols as u16, 1),
+                                    (nrows_out as u16, step(nrows_out, two)),
+                                    (1, 1),
+                                    (1, 1),
+                                ],
+                            )
+                        };
+                        push(src, PoolDim::XY, rg.taps * cg.taps, &dst);
+                        continue;
+                    }
+                    let kz = (dg.taps as u16, step(dg.taps, z.dilation as usize * slice));
+                    for r in 0..nrows_out {
+                        let src_row = src_row + r * p.stride[0] as usize;
+                        let src = Tensor4d::new(
+                            at(src_row),
+                            [
+                                kx,
+                                ky,
+                                kz,
+                                (ncols as u16, step(ncols, p.stride[1] as usize)),
+                            ],
+                        );
+                        let out_at = out_at + r * two;
+                        let dst = |base: usize, size: usize| {
+                            Tensor4d::new(
+                                Addr4::new(Region::Sbuf, 0, sbuf(base + out_at * size)),
+                                [(ncols as u16, 1), (1, 1), (1, 1), (1, 1)],
+                            )
+                        };
+                        push(src, PoolDim::XYZ, dg.taps * rg.taps * cg.taps, &dst);
+                    }
                 }
             }
         }
@@ -486,18 +578,43 @@ impl Builder<'_> {
 
         // ACT: the outputs (and argmax positions) back to DRAM.
         let mut act = Vec::new();
-        // Whole rows: one contiguous run per band; a tile: one run per output row.
-        let runs: Vec<(usize, usize, usize)> = if two == wo {
-            let total = (ob - oa) * wo;
-            (0..total)
-                .step_by(DMA_MAX)
-                .map(|k| (k, (g0 * ho + oa) * wo + k, (total - k).min(DMA_MAX)))
+        // Whole maps: one contiguous run per band; whole rows: one run per
+        // output depth; a tile: one run per output row. (sbuf offset, DRAM
+        // element, elements), chunked to DMA_MAX.
+        let plane0 = g0 * dout;
+        let runs: Vec<(usize, usize, usize)> = if two == wo && orows == ho {
+            vec![(0, (plane0 + da) * ho * wo, (db - da) * ho * wo)]
+        } else if two == wo {
+            (da..db)
+                .map(|od| {
+                    (
+                        (od - da) * orows * wo,
+                        ((plane0 + od) * ho + oa) * wo,
+                        orows * wo,
+                    )
+                })
                 .collect()
         } else {
-            (oa..ob)
-                .map(|r| ((r - oa) * two, (g0 * ho + r) * wo + ca, two))
+            (da..db)
+                .flat_map(|od| {
+                    (oa..ob).map(move |r| {
+                        (
+                            ((od - da) * orows + (r - oa)) * two,
+                            ((plane0 + od) * ho + r) * wo + ca,
+                            two,
+                        )
+                    })
+                })
                 .collect()
         };
+        let runs: Vec<(usize, usize, usize)> = runs
+            .into_iter()
+            .flat_map(|(k, at, n)| {
+                (0..n)
+                    .step_by(DMA_MAX)
+                    .map(move |i| (k + i, at + i, (n - i).min(DMA_MAX)))
+            })
+            .collect();
         let mut out = |base: usize, size: usize, id: u32, dtype: Dtype| {
             for &(k, at, n) in &runs {
                 let n = n as u16;
@@ -511,7 +628,7 @@ impl Builder<'_> {
                     ),
                     walk(
                         var(id, dram as u32),
-                        [1, (ho * wo) as i32],
+                        [1, (dout * ho * wo) as i32],
                         [n, npu],
                         size as u16,
                     ),
@@ -587,15 +704,15 @@ impl Compiled {
     }
 
     /// PyTorch's flat indices from the window-local positions (uint32 LE,
-    /// N×C×Ho×Wo) that the MaxPoolSelect records wrote.
+    /// N×C×(Do×)Ho×Wo) that the MaxPoolSelect records wrote.
     pub fn indices(&self, raw: &[u8]) -> Vec<i64> {
-        let (ho, wo) = (self.plan.ho, self.plan.wo);
+        let (dout, ho, wo) = (self.plan.dout, self.plan.ho, self.plan.wo);
         raw.chunks_exact(4)
             .enumerate()
             .map(|(i, b)| {
                 let pos = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
-                let (oh, ow) = ((i / wo) % ho, i % wo);
-                self.plan.flat_index(oh, ow, pos)
+                let (od, oh, ow) = ((i / (wo * ho)) % dout, (i / wo) % ho, i % wo);
+                self.plan.flat_index_3d(od, oh, ow, pos)
             })
             .collect()
     }

@@ -1,5 +1,7 @@
-//! A framework-style pooling front end: PyTorch's `max_pool2d` / `avg_pool2d`
-//! (and their 1-D forms) compiled to TPB programs and run on the emulator.
+//! A framework-style pooling front end: PyTorch's `max_pool1d/2d/3d` /
+//! `avg_pool1d/2d/3d` and ONNX's `MaxPool` / `AveragePool` over N×C×L,
+//! N×C×H×W and N×C×D×H×W maps, compiled to TPB programs and run on the
+//! emulator.
 //!
 //! [`compile`] builds a [`crate::runtime::Program`] the way a compiler for
 //! this engine would (the full story, with a parity table against PyTorch, is
@@ -21,6 +23,10 @@
 //!   `stride_w`; w: output rows, step `stride_h·Wp`), with its own
 //!   `pool_scale` = fp32(1/taps). With `return_indices`, windows walk only
 //!   their in-bounds taps and a MaxPoolSelect record follows each Pool record;
+//!   a 3-D window whose depth class walks more than one depth tap folds
+//!   three dims (`dim=xyz`, z: kernel depths, step `dilation_d·rows·Wp`)
+//!   and walks one output row per record (w: output columns); bands then
+//!   cover whole output depths (or rows of one depth, or a column tile);
 //! - **ACT** DMAs the outputs (and window-local argmax positions) back to DRAM.
 //!
 //! Bands are synchronised with three semaphores (loaded, pooled, stored).
@@ -64,9 +70,46 @@ impl PoolMode {
     }
 }
 
+/// Which rule the pads must keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PadRule {
+    /// PyTorch's, for its symmetric `padding`: each pad at most half the
+    /// effective kernel (`(k - 1)·d + 1`) along its axis.
+    #[default]
+    Torch,
+    /// ONNX Runtime's, for ONNX's explicit `pads`: each pad smaller than the
+    /// kernel along its axis (so every window still touches the input).
+    Onnx,
+}
+
+/// The depth axis of a 3-D pooling (N×C×D×H×W); [`Depth::NONE`] for 1-D
+/// and 2-D inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Depth {
+    /// Kernel depth KD, >= 1.
+    pub kernel: u32,
+    /// Stride SD, >= 1.
+    pub stride: u32,
+    /// Padding: front, back.
+    pub pads: [u32; 2],
+    /// Dilation DD, >= 1.
+    pub dilation: u32,
+}
+
+impl Depth {
+    /// No depth axis: one tap, stride 1, no padding.
+    pub const NONE: Depth = Depth {
+        kernel: 1,
+        stride: 1,
+        pads: [0, 0],
+        dilation: 1,
+    };
+}
+
 /// The parameters of one pooling, in PyTorch's terms. Pairs are (height,
 /// width); a 1-D input (N×C×L) uses `kernel[0] = stride[0] = dilation[0] = 1`
-/// and no top/bottom padding.
+/// and no top/bottom padding; a 3-D input (N×C×D×H×W) adds [`Pool2d::depth`].
+/// (The name is the 2-D one it began with; [`Pool`] names it for every rank.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Pool2d {
     /// Max or average.
@@ -85,7 +128,14 @@ pub struct Pool2d {
     pub count_include_pad: bool,
     /// Max: also return the argmax (PyTorch's `return_indices`).
     pub return_indices: bool,
+    /// The depth axis of a 3-D input ([`Depth::NONE`] otherwise).
+    pub depth: Depth,
+    /// The rule the pads keep: PyTorch's (`padding`) or ONNX's (`pads`).
+    pub pad_rule: PadRule,
 }
+
+/// The pooling parameters of any rank (the same type as [`Pool2d`]).
+pub type Pool = Pool2d;
 
 impl Pool2d {
     /// `mode` pooling with kernel = stride = (kh, kw), no padding, dilation 1,
@@ -100,7 +150,29 @@ impl Pool2d {
             ceil_mode: false,
             count_include_pad: true,
             return_indices: false,
+            depth: Depth::NONE,
+            pad_rule: PadRule::Torch,
         }
+    }
+
+    /// `mode` pooling of a 3-D map with kernel = stride = (kd, kh, kw).
+    pub const fn new_3d(mode: PoolMode, kd: u32, kh: u32, kw: u32) -> Pool2d {
+        let mut p = Pool2d::new(mode, kh, kw);
+        p.depth.kernel = kd;
+        p.depth.stride = kd;
+        p
+    }
+
+    /// The depth axis.
+    pub const fn with_depth(mut self, depth: Depth) -> Pool2d {
+        self.depth = depth;
+        self
+    }
+
+    /// The pad rule.
+    pub const fn rule(mut self, rule: PadRule) -> Pool2d {
+        self.pad_rule = rule;
+        self
     }
 
     /// Symmetric padding (PyTorch's `padding=(ph, pw)`).
@@ -146,11 +218,24 @@ impl fmt::Display for Pool2d {
         let [sh, sw] = self.stride;
         let [t, l, b, r] = self.pads;
         let [dh, dw] = self.dilation;
-        write!(
-            f,
-            "{} k={kh}x{kw} s={sh},{sw} pads={t},{l},{b},{r} d={dh},{dw}",
-            self.mode.name()
-        )?;
+        let z = self.depth;
+        if z != Depth::NONE {
+            let [front, back] = z.pads;
+            write!(
+                f,
+                "{} k={}x{kh}x{kw} s={},{sh},{sw} pads={front},{t},{l},{back},{b},{r} d={},{dh},{dw}",
+                self.mode.name(),
+                z.kernel,
+                z.stride,
+                z.dilation
+            )?;
+        } else {
+            write!(
+                f,
+                "{} k={kh}x{kw} s={sh},{sw} pads={t},{l},{b},{r} d={dh},{dw}",
+                self.mode.name()
+            )?;
+        }
         if self.ceil_mode {
             f.write_str(" ceil")?;
         }
@@ -182,10 +267,11 @@ pub enum FrontendError {
 }
 
 /// The result of a pooling: the output and, with `return_indices`, PyTorch's
-/// int64 indices (flat `h·W + w` within each input plane), shaped like the output.
+/// int64 indices (flat `h·W + w` within each input plane; `(d·H + h)·W + w`
+/// within each D×H×W volume), shaped like the output.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolOutput {
-    /// N×C×Ho×Wo (or N×C×Lo), the input's dtype.
+    /// N×C×Ho×Wo (or N×C×Lo, or N×C×Do×Ho×Wo), the input's dtype.
     pub output: Tensor,
     /// Same shape as the output.
     pub indices: Option<Vec<i64>>,

@@ -1,7 +1,7 @@
 //! Shapes and window classes: everything the program builder and the index
 //! conversion need to agree on.
 
-use super::{FrontendError, Pool2d, PoolMode, Tensor};
+use super::{Depth, FrontendError, PadRule, Pool2d, PoolMode, Tensor};
 
 /// A run of consecutive outputs along one axis whose windows walk the same
 /// kernel taps.
@@ -89,19 +89,27 @@ pub struct Plan {
     pub n: usize,
     /// Channels.
     pub c: usize,
+    /// Input depth (1 for a 1-D or 2-D input).
+    pub d: usize,
     /// Input height (1 for a 1-D input).
     pub h: usize,
     /// Input width (L for a 1-D input).
     pub w: usize,
+    /// Output depth (1 for a 1-D or 2-D input).
+    pub dout: usize,
     /// Output height.
     pub ho: usize,
     /// Output width.
     pub wo: usize,
     /// The input was N×C×L.
     pub one_d: bool,
+    /// The input was N×C×D×H×W.
+    pub three_d: bool,
     /// Windows walk the padding, which holds a fill that gives the framework's
     /// answer (max without indices: −inf; avg with `count_include_pad`: 0).
     pub fill: bool,
+    /// Depth classes (one of one tap for a 1-D or 2-D input).
+    pub depths: Vec<AxisGroup>,
     /// Row classes.
     pub rows: Vec<AxisGroup>,
     /// Column classes.
@@ -113,21 +121,28 @@ impl Plan {
     pub fn new(params: &Pool2d, input: &Tensor) -> Result<Plan, FrontendError> {
         let bad = |s: String| Err(FrontendError::Bad(s));
         input.check()?;
-        let (n, c, h, w, one_d) = match input.shape[..] {
-            [n, c, h, w] => (n, c, h, w, false),
-            [n, c, l] => (n, c, 1, l, true),
+        let (n, c, d, h, w, one_d) = match input.shape[..] {
+            [n, c, d, h, w] => (n, c, d, h, w, false),
+            [n, c, h, w] => (n, c, 1, h, w, false),
+            [n, c, l] => (n, c, 1, 1, l, true),
             _ => {
                 return bad(format!(
-                    "input shape {:?}: expected N×C×H×W or N×C×L",
+                    "input shape {:?}: expected N×C×L, N×C×H×W or N×C×D×H×W",
                     input.shape
                 ));
             }
         };
-        if [n, c, h, w].contains(&0) {
+        let three_d = input.shape.len() == 5;
+        if [n, c, d, h, w].contains(&0) {
             return bad(format!("input shape {:?} has an empty axis", input.shape));
         }
         let p = params;
-        if p.kernel.contains(&0) || p.stride.contains(&0) || p.dilation.contains(&0) {
+        let z = p.depth;
+        if p.kernel.contains(&0)
+            || p.stride.contains(&0)
+            || p.dilation.contains(&0)
+            || [z.kernel, z.stride, z.dilation].contains(&0)
+        {
             return bad("kernel, stride and dilation must be >= 1".into());
         }
         if one_d && (p.kernel[0] != 1 || p.stride[0] != 1 || p.pads[0] != 0 || p.pads[2] != 0) {
@@ -135,20 +150,53 @@ impl Plan {
                 "a 1-D input (N×C×L) takes KH = 1, SH = 1 and no top/bottom padding (got {p})"
             ));
         }
+        if !three_d && z != Depth::NONE {
+            return bad(format!(
+                "a depth kernel, stride, padding or dilation needs an N×C×D×H×W input (got {p} \
+                 for shape {:?})",
+                input.shape
+            ));
+        }
         if p.return_indices && p.mode != PoolMode::Max {
             return bad("indices are returned by max pooling only".into());
         }
-        // PyTorch's rule and message: each pad at most half the effective kernel
-        // ((k - 1)·d + 1) along its axis; pads are [top, left, bottom, right].
-        for (i, &pad) in p.pads.iter().enumerate() {
-            let axis = i % 2;
-            let (k, d) = (p.kernel[axis] as u64, p.dilation[axis] as u64);
-            let eff = (k.saturating_sub(1)) * d + 1;
-            if pad as u64 > eff / 2 {
-                return bad(format!(
-                    "pad should be at most half of effective kernel size, but got pad={pad}, \
-                     kernel_size={k} and dilation={d}"
-                ));
+        // Each spatial axis: (name, kernel, dilation, begin pad, end pad).
+        let mut axes = vec![
+            ("H", p.kernel[0], p.dilation[0], p.pads[0], p.pads[2]),
+            ("W", p.kernel[1], p.dilation[1], p.pads[1], p.pads[3]),
+        ];
+        if one_d {
+            axes.remove(0);
+            axes[0].0 = "L";
+        }
+        if three_d {
+            axes.insert(0, ("D", z.kernel, z.dilation, z.pads[0], z.pads[1]));
+        }
+        for &(name, k, dil, begin, end) in &axes {
+            for (pad, side) in [(begin, "begin"), (end, "end")] {
+                match p.pad_rule {
+                    // PyTorch's rule and message: each pad at most half the
+                    // effective kernel ((k - 1)·d + 1) along its axis.
+                    PadRule::Torch => {
+                        let eff = (k as u64).saturating_sub(1) * dil as u64 + 1;
+                        if pad as u64 > eff / 2 {
+                            return bad(format!(
+                                "pad should be at most half of effective kernel size, but got \
+                                 pad={pad}, kernel_size={k} and dilation={dil}"
+                            ));
+                        }
+                    }
+                    // ONNX Runtime's rule for explicit pads: smaller than the kernel.
+                    PadRule::Onnx => {
+                        if pad >= k {
+                            return bad(format!(
+                                "--pads: the {side} pad of axis {name} is {pad}, not smaller than \
+                                 the kernel's {k} along it (ONNX: pads must be smaller than \
+                                 the kernel)"
+                            ));
+                        }
+                    }
+                }
             }
         }
         let big = |v: u32| v > 65535;
@@ -157,8 +205,10 @@ impl Plan {
             .chain(&p.stride)
             .chain(&p.dilation)
             .chain(&p.pads)
+            .chain(&[z.kernel, z.stride, z.dilation])
+            .chain(&z.pads)
             .any(|&v| big(v))
-            || [n, c, h, w].iter().any(|&v| v > u32::MAX as u64)
+            || [n, c, d, h, w].iter().any(|&v| v > u32::MAX as u64)
         {
             return bad("a size or parameter is larger than 65535".into());
         }
@@ -172,18 +222,47 @@ impl Plan {
             d: us(p.dilation[i]),
         };
         let (ah, aw) = (axis(h, 0), axis(w, 1));
-        let (Some(ho), Some(wo)) = (ah.out_len(p.ceil_mode), aw.out_len(p.ceil_mode)) else {
-            return bad(format!(
-                "the window ({}x{} dilated {}x{}) is larger than the padded input ({}x{})",
-                p.kernel[0],
-                p.kernel[1],
-                p.dilation[0],
-                p.dilation[1],
-                ah.len + ah.pad0 + ah.pad1,
-                aw.len + aw.pad0 + aw.pad1
-            ));
+        let ad = Axis {
+            len: d as usize,
+            pad0: us(z.pads[0]),
+            pad1: us(z.pads[1]),
+            k: us(z.kernel),
+            s: us(z.stride),
+            d: us(z.dilation),
         };
-        let has_pad = p.pads.iter().any(|&v| v > 0);
+        let (Some(dout), Some(ho), Some(wo)) = (
+            ad.out_len(p.ceil_mode),
+            ah.out_len(p.ceil_mode),
+            aw.out_len(p.ceil_mode),
+        ) else {
+            let padded = |a: &Axis| a.len + a.pad0 + a.pad1;
+            return bad(if three_d {
+                format!(
+                    "the window ({}x{}x{} dilated {}x{}x{}) is larger than the padded input \
+                     ({}x{}x{})",
+                    z.kernel,
+                    p.kernel[0],
+                    p.kernel[1],
+                    z.dilation,
+                    p.dilation[0],
+                    p.dilation[1],
+                    padded(&ad),
+                    padded(&ah),
+                    padded(&aw)
+                )
+            } else {
+                format!(
+                    "the window ({}x{} dilated {}x{}) is larger than the padded input ({}x{})",
+                    p.kernel[0],
+                    p.kernel[1],
+                    p.dilation[0],
+                    p.dilation[1],
+                    padded(&ah),
+                    padded(&aw)
+                )
+            });
+        };
+        let has_pad = p.pads.iter().chain(&z.pads).any(|&v| v > 0);
         let fill = has_pad
             && match p.mode {
                 PoolMode::Max => !p.return_indices,
@@ -200,27 +279,37 @@ impl Plan {
             FrontendError::Bad(format!(
                 "output {axis} {o}'s window reads no input element: its {k} taps, dilation {d}, \
                  fall on {axis}s {first} to {last} in steps of {d}, in the padding on both sides \
-                 of the input's {axis}s 0 to {end}; the pads are within PyTorch's limit (half the \
-                 effective kernel), but the emulator needs every window to read an input element",
+                 of the input's {axis}s 0 to {end}; the pads are within {limit}, but the emulator \
+                 needs every window to read an input element",
                 k = a.k,
                 d = a.d,
                 end = a.len - 1,
+                limit = match p.pad_rule {
+                    PadRule::Torch => "PyTorch's limit (half the effective kernel)",
+                    PadRule::Onnx => "ONNX's limit (smaller than the kernel)",
+                },
             ))
         };
+        ad.groups(dout, false).map_err(|o| empty("depth", &ad, o))?;
         ah.groups(ho, false).map_err(|o| empty("row", &ah, o))?;
         aw.groups(wo, false).map_err(|o| empty("column", &aw, o))?;
+        let depths = ad.groups(dout, fill).map_err(|o| empty("depth", &ad, o))?;
         let rows = ah.groups(ho, fill).map_err(|o| empty("row", &ah, o))?;
         let cols = aw.groups(wo, fill).map_err(|o| empty("column", &aw, o))?;
         Ok(Plan {
             params: *p,
             n: n as usize,
             c: c as usize,
+            d: d as usize,
             h: h as usize,
             w: w as usize,
+            dout,
             ho,
             wo,
             one_d,
+            three_d,
             fill,
+            depths,
             rows,
             cols,
         })
@@ -241,13 +330,32 @@ impl Plan {
         self.h + self.params.pads[0] as usize + self.params.pads[2] as usize
     }
 
-    /// The output's shape (N×C×Ho×Wo, or N×C×Lo for a 1-D input).
+    /// Padded depth.
+    pub fn dp(&self) -> usize {
+        self.d + self.params.depth.pads[0] as usize + self.params.depth.pads[1] as usize
+    }
+
+    /// The output's shape (N×C×Ho×Wo, N×C×Lo for a 1-D input, N×C×Do×Ho×Wo
+    /// for a 3-D one).
     pub fn out_shape(&self) -> Vec<u64> {
-        if self.one_d {
+        if self.three_d {
+            vec![
+                self.n as u64,
+                self.c as u64,
+                self.dout as u64,
+                self.ho as u64,
+                self.wo as u64,
+            ]
+        } else if self.one_d {
             vec![self.n as u64, self.c as u64, self.wo as u64]
         } else {
             vec![self.n as u64, self.c as u64, self.ho as u64, self.wo as u64]
         }
+    }
+
+    /// The depth class of output depth `od`.
+    pub fn depth_group(&self, od: usize) -> &AxisGroup {
+        group_of(&self.depths, od)
     }
 
     /// The row class of output row `oh`.
@@ -263,21 +371,33 @@ impl Plan {
     /// PyTorch's flat index (`h·W + w` in the plane) of position `pos` of
     /// output (oh, ow)'s walked window (x fastest: kernel columns, then rows).
     pub fn flat_index(&self, oh: usize, ow: usize, pos: usize) -> i64 {
-        let (r, c) = (self.row_group(oh), self.col_group(ow));
+        self.flat_index_3d(0, oh, ow, pos)
+    }
+
+    /// PyTorch's flat index (`(d·H + h)·W + w` in the volume) of position
+    /// `pos` of output (od, oh, ow)'s walked window (x fastest: kernel
+    /// columns, then rows, then depths).
+    pub fn flat_index_3d(&self, od: usize, oh: usize, ow: usize, pos: usize) -> i64 {
+        let (z, r, c) = (self.depth_group(od), self.row_group(oh), self.col_group(ow));
         let p = &self.params;
-        let i = r.tap0 + pos / c.taps;
+        let k = z.tap0 + pos / (c.taps * r.taps);
+        let i = r.tap0 + (pos / c.taps) % r.taps;
         let j = c.tap0 + pos % c.taps;
+        let q = p.depth;
+        let dd = (od * q.stride as usize + k * q.dilation as usize) as i64 - q.pads[0] as i64;
         let hh = (oh * p.stride[0] as usize + i * p.dilation[0] as usize) as i64 - p.pads[0] as i64;
         let ww = (ow * p.stride[1] as usize + j * p.dilation[1] as usize) as i64 - p.pads[1] as i64;
-        hh * self.w as i64 + ww
+        (dd * self.h as i64 + hh) * self.w as i64 + ww
     }
 }
 
 impl Plan {
     /// The kernel tap (`i·KW + j`) of output (oh, ow)'s window that flat
-    /// index `idx` (`h·W + w`) points at: what an argmax map colours.
+    /// index `idx` (`h·W + w`) points at: what an argmax map colours (for a
+    /// 3-D pooling, the tap within the kernel's plane).
     pub fn tap_of(&self, oh: usize, ow: usize, idx: i64) -> usize {
         let p = &self.params;
+        let idx = idx.rem_euclid((self.h * self.w) as i64);
         let (h, w) = (idx.div_euclid(self.w as i64), idx.rem_euclid(self.w as i64));
         let i = (h + p.pads[0] as i64 - (oh * p.stride[0] as usize) as i64) / p.dilation[0] as i64;
         let j = (w + p.pads[1] as i64 - (ow * p.stride[1] as usize) as i64) / p.dilation[1] as i64;

@@ -580,6 +580,12 @@ pub fn raw_montage(
 pub fn as_4d(shape: &[u64]) -> Vec<u64> {
     match shape {
         [n, c, l] => vec![*n, *c, 1, *l],
+        // N×C×D×H×W (a 3-D pooling's maps): N·C rows of D planes.
+        s if s.len() > 4 => {
+            let mut v = vec![s[..s.len() - 3].iter().product()];
+            v.extend_from_slice(&s[s.len() - 3..]);
+            v
+        }
         s => s.to_vec(),
     }
 }

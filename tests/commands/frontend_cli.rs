@@ -449,3 +449,145 @@ fn demo_runs_end_to_end_on_the_cpu_and_its_checks_pass() {
         assert!(colours.len() >= 5, "{f}: {} colours", colours.len());
     }
 }
+
+fn fixture3(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pool3d")
+        .join(name)
+}
+
+/// ONNX's explicit pads are accepted up to the kernel (its node tests'
+/// shapes), PyTorch's symmetric padding keeps its half-kernel rule, and a
+/// pad as large as the kernel is refused naming the axis.
+#[test]
+fn pads_follow_onnx_and_padding_follows_pytorch() {
+    let d = tempfile::tempdir().unwrap();
+    let y = d.path().join("y.npy");
+    for (name, mode, extra) in [
+        ("max2d_k3_pads2_onnx", "max", None),
+        ("avg2d_k3_pads2_onnx_excl", "avg", None),
+        (
+            "avg2d_k3_pads2_onnx_incl",
+            "avg",
+            Some("--count-include-pad"),
+        ),
+    ] {
+        let x = fixture3(&format!("{name}.x.npy"));
+        let mut a = vec![
+            "pool2d",
+            "--input",
+            s(&x),
+            "--mode",
+            mode,
+            "--kernel",
+            "3,3",
+        ];
+        a.extend(["--stride", "1", "--pads", "2,2,2,2", "--output", s(&y)]);
+        a.extend(["--backend", "cpu"]);
+        a.extend(extra);
+        let o = tpb(&a);
+        assert_eq!(code(&o), 0, "{name}: {}", text(&o));
+        let want = data(&fixture3(&format!("{name}.y.npy")));
+        let got = data(&y);
+        // Max exactly; averages within 1 ulp of fp32 (sum × fp32(1/n) against sum / n).
+        for (g, w) in got.chunks_exact(4).zip(want.chunks_exact(4)) {
+            let (g, w) = (
+                i32::from_le_bytes(g.try_into().unwrap()),
+                i32::from_le_bytes(w.try_into().unwrap()),
+            );
+            assert!((g - w).abs() <= (mode == "avg") as i32, "{name}");
+        }
+    }
+    let x = fixture("max_k2.x.npy");
+    let base = [
+        "pool2d",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--output",
+        s(&y),
+    ];
+    let o = tpb(&[&base[..], &["--kernel", "3", "--padding", "2"]].concat());
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    assert!(
+        text(&o).contains("pad should be at most half of effective kernel size"),
+        "{}",
+        text(&o)
+    );
+    let o = tpb(&[&base[..], &["--kernel", "3,3", "--pads", "3,3,3,3"]].concat());
+    assert_eq!(code(&o), 4, "{}", text(&o));
+    assert!(
+        text(&o).contains("the begin pad of axis H is 3, not smaller than the kernel's 3"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `pool` takes N×C×D×H×W with three numbers per option (or one for all),
+/// writes PyTorch's indices flat over D×H×W, and refuses a count that does
+/// not match the input's rank.
+#[test]
+fn pool_takes_3d_maps() {
+    let d = tempfile::tempdir().unwrap();
+    let (y, idx) = (d.path().join("y.npy"), d.path().join("i.npy"));
+    let name = "max3d_k3_s2_pads_asym_onnx";
+    let x = fixture3(&format!("{name}.x.npy"));
+    let o = tpb(&[
+        "pool",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "3",
+        "--stride",
+        "2,2,2",
+        "--pads",
+        "0,2,1,2,0,1",
+        "--indices",
+        s(&idx),
+        "--output",
+        s(&y),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("k=3x3x3"), "{}", text(&o));
+    assert_eq!(data(&y), data(&fixture3(&format!("{name}.y.npy"))));
+    assert_eq!(data(&idx), data(&fixture3(&format!("{name}.idx.npy"))));
+    assert_eq!(tpb_emu::npy::read_npy(&y).unwrap().shape, [1, 2, 3, 3, 3]);
+    for (kernel, want) in [("2,2", 2), ("2,2,2,2", 2), ("9,2,2", 4)] {
+        let o = tpb(&[
+            "pool",
+            "--input",
+            s(&x),
+            "--mode",
+            "max",
+            "--kernel",
+            kernel,
+            "--output",
+            s(&y),
+        ]);
+        assert_eq!(code(&o), want, "--kernel {kernel}: {}", text(&o));
+    }
+    let o = tpb(&[
+        "pool",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--pads",
+        "1,1,1,1",
+        "--output",
+        s(&y),
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("FRONT,TOP,LEFT,BACK,BOTTOM,RIGHT"),
+        "{}",
+        text(&o)
+    );
+}

@@ -4,7 +4,7 @@
 //! within 1 ulp, and the emulator bit-identical to the plain Rust reference.
 
 use std::path::{Path, PathBuf};
-use tpb_emu::frontend::{self, Pool2d, PoolMode, Tensor, read_tensor};
+use tpb_emu::frontend::{self, Depth, PadRule, Pool2d, PoolMode, Tensor, read_tensor};
 use tpb_emu::isa::enums::Dtype;
 use tpb_emu::npy::read_npy;
 
@@ -31,6 +31,8 @@ fn params(c: &serde_json::Value) -> Pool2d {
         ceil_mode: c["ceil_mode"].as_bool().unwrap(),
         count_include_pad: c["count_include_pad"].as_bool().unwrap(),
         return_indices: c["return_indices"].as_bool().unwrap(),
+        depth: Depth::NONE,
+        pad_rule: PadRule::Torch,
     }
 }
 
@@ -119,4 +121,107 @@ fn more_planes_than_partitions_are_tiled() {
     let compiled = frontend::compile(&params(&c), &x).unwrap();
     assert_eq!(compiled.plan.planes(), 140);
     assert_eq!(compiled.bands, 2, "two plane groups (128 + 12)");
+}
+
+fn dir3() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pool3d")
+}
+
+/// A 3-D (or explicit-pads 2-D) case of `tests/fixtures/pool3d/`: per-axis
+/// lists outermost first, pads as every begin then every end (ONNX's order).
+fn params3(c: &serde_json::Value) -> Pool2d {
+    let v = |k: &str| -> Vec<u32> {
+        c[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect()
+    };
+    let (k, s, d, p) = (v("kernel"), v("stride"), v("dilation"), v("pads"));
+    let three = k.len() == 3;
+    let o = k.len() - 2; // index of H
+    let r = k.len(); // pads: begins, then ends
+    Pool2d {
+        mode: if c["mode"] == "max" {
+            PoolMode::Max
+        } else {
+            PoolMode::Avg
+        },
+        kernel: [k[o], k[o + 1]],
+        stride: [s[o], s[o + 1]],
+        pads: [p[o], p[o + 1], p[r + o], p[r + o + 1]],
+        dilation: [d[o], d[o + 1]],
+        ceil_mode: c["ceil_mode"].as_bool().unwrap(),
+        count_include_pad: c["count_include_pad"].as_bool().unwrap(),
+        return_indices: c["return_indices"].as_bool().unwrap(),
+        depth: if three {
+            Depth {
+                kernel: k[0],
+                stride: s[0],
+                pads: [p[0], p[3]],
+                dilation: d[0],
+            }
+        } else {
+            Depth::NONE
+        },
+        pad_rule: if c["pad_rule"] == "onnx" {
+            PadRule::Onnx
+        } else {
+            PadRule::Torch
+        },
+    }
+}
+
+#[test]
+fn three_d_and_explicit_pads_match_the_onnx_reference() {
+    let text = std::fs::read_to_string(dir3().join("cases.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert!(cases.len() >= 25, "the grid shrank: {}", cases.len());
+    let gpu = crate::common::gpu();
+    let mut exec = gpu.as_ref().map(|g| {
+        tpb_emu::device::gpu::GpuExecutor::new(g, tpb_emu::limits::Arch::Cayman).expect("pipelines")
+    });
+    let mut checked_indices = 0;
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let p = params3(c);
+        let x = read_tensor(&dir3().join(format!("{name}.x.npy")), c["dtype"] == "bf16").unwrap();
+        let want = read_npy(&dir3().join(format!("{name}.y.npy"))).unwrap();
+        let got = frontend::run_cpu(&p, &x).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(got.output.shape, want.shape, "{name}: shape");
+        let tol = if p.mode == PoolMode::Max { 0 } else { 1 };
+        for i in 0..want.data.len() / want.elem {
+            let d = ulps(&got.output, i, &want.data);
+            assert!(
+                d <= tol,
+                "{name} ({p}): element {i} is {d} ulps from the reference"
+            );
+        }
+        if p.return_indices {
+            let want = read_npy(&dir3().join(format!("{name}.idx.npy"))).unwrap();
+            let want: Vec<i64> = want
+                .data
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(
+                got.indices.as_ref().unwrap(),
+                &want,
+                "{name} ({p}): indices"
+            );
+            checked_indices += 1;
+        }
+        assert_eq!(
+            frontend::reference(&p, &x).unwrap(),
+            got,
+            "{name}: plain reference"
+        );
+        // The GPU (lavapipe in CI) gives the CPU's bytes.
+        if let Some(exec) = exec.as_mut() {
+            let on_gpu = frontend::run(&p, &x, exec).unwrap();
+            assert_eq!(on_gpu, got, "{name} ({p}): GPU vs CPU");
+        }
+    }
+    assert!(checked_indices >= 10, "{checked_indices}");
 }

@@ -8,6 +8,7 @@ mod common;
 #[path = "../neff_fixture/mod.rs"]
 mod neff_fixture;
 
+mod frontend_3d;
 mod frontend_api;
 mod frontend_fixtures;
 mod lower_props;

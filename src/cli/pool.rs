@@ -1,15 +1,22 @@
-//! `tpb-emu pool2d`: framework-style max/avg pooling of an `.npy`, compiled
-//! to a TPB program (see [`crate::frontend`]) and run on a backend.
+//! `tpb-emu pool` (alias `pool2d`): framework-style max/avg pooling of an
+//! N×C×L, N×C×H×W or N×C×D×H×W `.npy`, compiled to a TPB program (see
+//! [`crate::frontend`]) and run on a backend.
 //!
 //! ```text
-//! tpb-emu pool2d --input x.npy [--dtype bf16] --mode max|avg --kernel KH,KW [--stride SH,SW]
-//!                [--padding PH,PW | --pads TOP,LEFT,BOTTOM,RIGHT] [--dilation DH,DW]
-//!                [--ceil-mode] [--count-include-pad] [--indices idx.npy] --output y.npy
-//!                [--backend B] [--emit DIR] [--png DIR]
+//! tpb-emu pool --input x.npy [--dtype bf16] --mode max|avg --kernel [KD,]KH,KW
+//!              [--stride ...] [--padding P|PH,PW|PD,PH,PW | --pads BEGINS...,ENDS...]
+//!              [--dilation ...] [--ceil-mode] [--count-include-pad] [--indices idx.npy]
+//!              --output y.npy [--backend B] [--emit DIR] [--emit-neff F] [--png DIR]
 //! ```
 //!
-//! A single number stands for both axes (a 1-D N×C×L input: the width; its
-//! height is 1). The stride defaults to the kernel. A malformed flag value
+//! `--kernel`, `--stride`, `--dilation` and `--padding` take one number per
+//! spatial axis of the input (L; H,W; D,H,W), or one number for all of them
+//! (a 1-D input also takes today's `1,L` pair). The stride defaults to the
+//! kernel. `--padding` is PyTorch's symmetric padding and keeps PyTorch's
+//! rule (each pad at most half the effective kernel); `--pads` is ONNX's
+//! explicit form, the begin values then the end values of the spatial axes
+//! (2, 4 or 6 numbers; a 1-D input also takes TOP,LEFT,BOTTOM,RIGHT), and
+//! keeps ONNX Runtime's rule (each pad smaller than the kernel). A malformed flag value
 //! (`--kernel 2,2,2`) or an output path equal to the input or to another
 //! output is a usage error (exit 2); parameters that do not fit the input
 //! (a padding over half the kernel, a dilated window whose taps all fall in
@@ -20,7 +27,7 @@ use super::backend::Backend;
 use super::{CliError, check_paths, named, npy_bytes, png_bytes, write_npy};
 use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
-use crate::frontend::{self, Pool2d, PoolMode, emit, read_tensor};
+use crate::frontend::{self, Depth, PadRule, Pool, PoolMode, emit, read_tensor};
 use crate::isa::enums::Dtype;
 use crate::viz;
 use clap::ValueEnum;
@@ -73,8 +80,9 @@ pub enum DtypeOpt {
 
 /// The arguments of `pool2d`.
 #[derive(Clone, Debug, clap::Args)]
-pub struct Pool2dArgs {
-    /// The input: N×C×H×W (or N×C×L) float32, float16, uint8, or uint16 bf16 bits with --dtype bf16.
+pub struct PoolArgs {
+    /// The input: N×C×L, N×C×H×W or N×C×D×H×W float32, float16, uint8, or uint16 bf16 bits
+    /// with --dtype bf16.
     #[arg(long)]
     pub input: PathBuf,
     /// The input's element type (bf16: read a uint16 .npy as bf16 bits); by default the .npy's.
@@ -83,19 +91,20 @@ pub struct Pool2dArgs {
     /// max or avg.
     #[arg(long, value_enum)]
     pub mode: ModeOpt,
-    /// KH,KW (or K).
+    /// One number per spatial axis (L; KH,KW; KD,KH,KW), or one for all.
     #[arg(long)]
     pub kernel: String,
-    /// SH,SW (or S); defaults to the kernel.
+    /// As --kernel; defaults to the kernel.
     #[arg(long)]
     pub stride: Option<String>,
-    /// PH,PW (or P): symmetric padding.
+    /// PyTorch's symmetric padding, as --kernel (each pad at most half the effective kernel).
     #[arg(long, conflicts_with = "pads")]
     pub padding: Option<String>,
-    /// TOP,LEFT,BOTTOM,RIGHT.
+    /// ONNX's explicit pads: every axis's begin, then every axis's end (BEGIN,END;
+    /// TOP,LEFT,BOTTOM,RIGHT; FRONT,TOP,LEFT,BACK,BOTTOM,RIGHT); each smaller than the kernel.
     #[arg(long)]
     pub pads: Option<String>,
-    /// DH,DW (or D).
+    /// As --kernel.
     #[arg(long)]
     pub dilation: Option<String>,
     /// Round the output size up (PyTorch's ceil_mode).
@@ -135,15 +144,23 @@ fn usage(s: String) -> CliError {
     CliError::Usage(s)
 }
 
-/// Parses `A,B` (or `A`, meaning `A,A`, or for a 1-D input `lone,A`).
-fn pair(flag: &str, s: &str, one_d: bool, lone: u32) -> Result<[u32; 2], CliError> {
+/// Parses a per-axis value for an input of `spatial` axes (1, 2 or 3):
+/// `((H, W), D)`. One number stands for every axis; a 1-D input's height
+/// and any 1-D or 2-D input's depth are `lone` (a 1-D input also takes
+/// `H,W`, as `pool2d` always did).
+fn axes(flag: &str, s: &str, spatial: usize, lone: u32) -> Result<([u32; 2], u32), CliError> {
     let v = list(flag, s)?;
-    match v[..] {
-        [a] if one_d => Ok([lone, a]),
-        [a] => Ok([a, a]),
-        [a, b] => Ok([a, b]),
-        _ => Err(usage(format!(
+    match (spatial, &v[..]) {
+        (1, [a]) => Ok(([lone, *a], lone)),
+        (1 | 2, [a, b]) => Ok(([*a, *b], lone)),
+        (2, [a]) => Ok(([*a, *a], lone)),
+        (3, [a]) => Ok(([*a, *a], *a)),
+        (3, [d, h, w]) => Ok(([*h, *w], *d)),
+        (1 | 2, _) => Err(usage(format!(
             "--{flag} {s}: expected one or two numbers (H,W)"
+        ))),
+        _ => Err(usage(format!(
+            "--{flag} {s}: expected one or three numbers (D,H,W)"
         ))),
     }
 }
@@ -159,31 +176,42 @@ fn list(flag: &str, s: &str) -> Result<Vec<u32>, CliError> {
 }
 
 /// The pooling parameters the arguments describe, for an input of `rank` axes.
-pub fn params(a: &Pool2dArgs, rank: usize) -> Result<Pool2d, CliError> {
-    let one_d = rank == 3;
+pub fn params(a: &PoolArgs, rank: usize) -> Result<Pool, CliError> {
+    let spatial = rank.saturating_sub(2).clamp(1, 3);
     let mode = match a.mode {
         ModeOpt::Max => PoolMode::Max,
         ModeOpt::Avg => PoolMode::Avg,
     };
-    let kernel = pair("kernel", &a.kernel, one_d, 1)?;
-    let stride = match &a.stride {
-        Some(s) => pair("stride", s, one_d, 1)?,
-        None => kernel,
+    let (kernel, kd) = axes("kernel", &a.kernel, spatial, 1)?;
+    let (stride, sd) = match &a.stride {
+        Some(s) => axes("stride", s, spatial, 1)?,
+        None => (kernel, kd),
     };
-    let dilation = match &a.dilation {
-        Some(s) => pair("dilation", s, one_d, 1)?,
-        None => [1, 1],
+    let (dilation, dd) = match &a.dilation {
+        Some(s) => axes("dilation", s, spatial, 1)?,
+        None => ([1, 1], 1),
     };
-    let pads = match (&a.padding, &a.pads) {
+    let (pads, pads_d, pad_rule) = match (&a.padding, &a.pads) {
         (Some(s), _) => {
-            let [ph, pw] = pair("padding", s, one_d, 0)?;
-            [ph, pw, ph, pw]
+            let ([ph, pw], pd) = axes("padding", s, spatial, 0)?;
+            ([ph, pw, ph, pw], [pd, pd], PadRule::Torch)
         }
-        (None, Some(s)) => match list("pads", s)?[..] {
-            [t, l, b, r] => [t, l, b, r],
-            _ => return Err(usage(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
-        },
-        (None, None) => [0; 4],
+        (None, Some(s)) => {
+            let p = match (spatial, &list("pads", s)?[..]) {
+                (1, [b, e]) => ([0, *b, 0, *e], [0, 0]),
+                (1 | 2, [t, l, b, r]) => ([*t, *l, *b, *r], [0, 0]),
+                (3, [f, t, l, bk, b, r]) => ([*t, *l, *b, *r], [*f, *bk]),
+                (1, _) => return Err(usage(format!("--pads {s}: expected BEGIN,END"))),
+                (2, _) => return Err(usage(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
+                _ => {
+                    return Err(usage(format!(
+                        "--pads {s}: expected FRONT,TOP,LEFT,BACK,BOTTOM,RIGHT"
+                    )));
+                }
+            };
+            (p.0, p.1, PadRule::Onnx)
+        }
+        (None, None) => ([0; 4], [0, 0], PadRule::Torch),
     };
     if a.indices.is_some() && mode != PoolMode::Max {
         return Err(usage("--indices needs --mode max".into()));
@@ -191,7 +219,7 @@ pub fn params(a: &Pool2dArgs, rank: usize) -> Result<Pool2d, CliError> {
     if a.count_include_pad && mode != PoolMode::Avg {
         return Err(usage("--count-include-pad needs --mode avg".into()));
     }
-    Ok(Pool2d {
+    Ok(Pool {
         mode,
         kernel,
         stride,
@@ -200,6 +228,13 @@ pub fn params(a: &Pool2dArgs, rank: usize) -> Result<Pool2d, CliError> {
         ceil_mode: a.ceil_mode,
         count_include_pad: a.count_include_pad,
         return_indices: a.indices.is_some(),
+        depth: Depth {
+            kernel: kd,
+            stride: sd,
+            pads: pads_d,
+            dilation: dd,
+        },
+        pad_rule,
     })
 }
 
@@ -217,7 +252,7 @@ fn png(
 }
 
 /// Every file `pool2d` would write (for the collision check before it runs).
-fn planned_outputs(a: &Pool2dArgs) -> Vec<(String, PathBuf)> {
+fn planned_outputs(a: &PoolArgs) -> Vec<(String, PathBuf)> {
     let mut o = vec![named("--output", &a.output)];
     if let Some(i) = &a.indices {
         o.push(named("--indices", i));
@@ -234,7 +269,7 @@ fn planned_outputs(a: &Pool2dArgs) -> Vec<(String, PathBuf)> {
 }
 
 /// Runs `pool2d`.
-pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
     check_paths(&[named("--input", &a.input)], &planned_outputs(a))?;
     let x = read_tensor(&a.input, a.dtype == Some(DtypeOpt::Bf16))?;
@@ -271,7 +306,7 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
         written.extend(emit::write_program_into(
             &compiled.program,
             dir,
-            "pool2d --emit",
+            "pool --emit",
             &mut outs,
         )?);
     }
@@ -283,8 +318,13 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let backend = Backend::open(a.backend.into())?;
     let mut exec = backend.executor(compiled.program.arch)?;
     let arch = compiled.program.arch;
-    let (bands, band_rows, pool_records) =
-        (compiled.bands, compiled.band_rows, compiled.pool_records);
+    let (bands, band_depths, band_rows, pool_records) = (
+        compiled.bands,
+        compiled.band_depths,
+        compiled.band_rows,
+        compiled.pool_records,
+    );
+    let three_d = compiled.plan.three_d;
     let plan = compiled.plan.clone();
     let t = Instant::now();
     let result = compiled
@@ -329,8 +369,13 @@ pub fn run(a: &Pool2dArgs, out: &mut dyn Write) -> Result<(), CliError> {
     w(
         out,
         format!(
-            "program: {} bands of up to {} output rows, {} Pool/MaxPoolSelect records; run {:.3} ms, total {:.3} ms",
+            "program: {} bands of up to {}{} output rows, {} Pool/MaxPoolSelect records; run {:.3} ms, total {:.3} ms",
             bands,
+            if three_d {
+                format!("{band_depths} output depths of ")
+            } else {
+                String::new()
+            },
             band_rows,
             pool_records,
             run_s * 1e3,
