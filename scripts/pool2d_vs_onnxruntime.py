@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`tpb-emu pool2d` end to end beside ONNX Runtime (CPU) doing the same job.
+"""`tpb-emu pool` end to end beside ONNX Runtime (CPU) doing the same job,
+on an N×C×L, N×C×H×W or N×C×D×H×W map (a k×…×k window, stride k).
 
 Both sides do the whole job: read the input .npy, pool, write the output .npy.
 ONNX Runtime runs MaxPool/AveragePool with np.load + session.run + np.save in
@@ -19,6 +20,8 @@ Run:
     cargo build --release
     /tmp/venv3/bin/python scripts/pool2d_vs_onnxruntime.py [--shape 1,128,720,720]
         [--mode max|avg|both] [--kernel 2] [--backend cpu] [--repeat 3] [--json]
+    3-D (issue #33's figure):
+    /tmp/venv3/bin/python scripts/pool2d_vs_onnxruntime.py --shape 1,32,64,128,128 --mode max
 """
 
 import argparse
@@ -37,7 +40,8 @@ from onnx import TensorProto, helper
 
 def model(mode, k, shape):
     op = "MaxPool" if mode == "max" else "AveragePool"
-    node = helper.make_node(op, ["x"], ["y"], kernel_shape=[k, k], strides=[k, k])
+    spatial = len(shape) - 2
+    node = helper.make_node(op, ["x"], ["y"], kernel_shape=[k] * spatial, strides=[k] * spatial)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     g = helper.make_graph([node], "pool", [x], [y])
@@ -96,7 +100,7 @@ def measure(exe, mode, k, backend, shape, src, y_ort, y_tpb, repeat):
     each thread count, then tpb-emu) so that a slow spell of a shared machine
     slows both sides alike."""
     sessions = ort_sessions(mode, k, shape)
-    cmd = [exe, "pool2d", "--input", src, "--mode", mode, "--kernel", str(k),
+    cmd = [exe, "pool", "--input", src, "--mode", mode, "--kernel", str(k),
            "--output", y_tpb, "--backend", backend]
     for _, sess in sessions:  # warm: page cache, first-run allocations
         ort_job(sess, src, y_ort)
@@ -153,7 +157,8 @@ def main():
                                   "ort_threads": n, "ratio": ratio, "ort_fresh_s": t_fresh,
                                   "ratio_fresh": t_tpb / t_fresh, "match": bool(same)}))
             else:
-                print(f"{mode} {a.kernel}x{a.kernel} on {list(shape)} fp32 ({size_mb:.0f} MB in): "
+                window = "x".join([str(a.kernel)] * (len(shape) - 2))
+                print(f"{mode} {window} on {list(shape)} fp32 ({size_mb:.0f} MB in): "
                       f"tpb-emu ({a.backend}) {t_tpb * 1e3:.1f} ms, onnxruntime ({n} threads) "
                       f"{t_ort * 1e3:.1f} ms, ratio {ratio:.2f}; onnxruntime in a fresh "
                       f"process {t_fresh * 1e3:.1f} ms, ratio {t_tpb / t_fresh:.2f}; results "
