@@ -28,6 +28,7 @@ pub mod files;
 pub mod frontend;
 pub mod isa;
 pub mod limits;
+pub mod model;
 pub mod neff;
 pub mod npy;
 pub mod runtime;

@@ -7,7 +7,7 @@
 mod cli;
 
 #[allow(unused_imports)]
-use tpb_emu::{device, files, frontend, isa, limits, neff, npy, runtime, viz};
+use tpb_emu::{device, files, frontend, isa, limits, model, neff, npy, runtime, viz};
 
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand, ValueEnum};

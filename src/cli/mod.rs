@@ -11,7 +11,6 @@ pub mod info;
 pub mod inspect;
 pub mod lower;
 pub mod neff;
-pub mod neff_run;
 pub mod pack;
 pub mod pool;
 pub mod run;
@@ -178,6 +177,20 @@ pub fn npy_bytes(
 /// The bytes of a PNG (for [`crate::files::Outputs`]).
 pub fn png_bytes(img: &image::RgbImage, path: &Path) -> Result<Vec<u8>, CliError> {
     crate::viz::png_bytes(img).map_err(|e| CliError::Exec(format!("{}: {e}", path.display())))
+}
+
+/// The model API's errors, each on its exit code.
+impl From<crate::model::ModelError> for CliError {
+    fn from(e: crate::model::ModelError) -> CliError {
+        use crate::model::ModelError as M;
+        match e {
+            M::File(f) => CliError::File(f),
+            M::Load(m) | M::Input(m) => CliError::BadInput(m),
+            M::Name(m) => CliError::Usage(m),
+            M::Invalid(m) => CliError::InvalidProgram(m),
+            M::Run(r) => CliError::Exec(r.to_string()),
+        }
+    }
 }
 
 impl From<crate::npy::NpyError> for CliError {

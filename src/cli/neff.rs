@@ -6,7 +6,7 @@ use super::CliError;
 use crate::isa::enums::Engine;
 use crate::isa::validate::Target;
 use crate::limits::Arch;
-use crate::neff::lower::{MapError, TriggerRejected, expand};
+use crate::neff::lower::{TriggerRejected, expand};
 use crate::neff::{self, Neff, Options};
 use crate::runtime::lower::{LowerError, lower, validate_lowered};
 use std::io::Write;
@@ -23,11 +23,7 @@ pub struct NeffFlags {
     pub strict: bool,
 }
 
-/// True when `path` names a NEFF (its extension is `.neff`, any case).
-pub fn is_neff(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("neff"))
-}
+pub use crate::model::is_neff;
 
 /// Reads and checks a NEFF (SPEC-NEFF §6 steps 1–13); any failure exits 4.
 /// Warnings go to stderr.
@@ -63,14 +59,6 @@ fn load_then<R>(
 /// A trigger rejection is an invalid program (exit 3).
 pub fn rejected(e: TriggerRejected) -> CliError {
     CliError::InvalidProgram(e.to_string())
-}
-
-/// A mapping failure: bad input (4) or a rejected trigger (3).
-pub fn map_error(e: MapError) -> CliError {
-    match e {
-        MapError::Load(m) => CliError::BadInput(m),
-        MapError::Rejected(r) => rejected(r),
-    }
 }
 
 /// A failed write of the report: an execution error, as elsewhere in the CLI.

@@ -1,8 +1,9 @@
 //! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE]`
 //!
-//! One path for both sources: a NEFF is read by [`super::neff_run`] and
-//! mapped onto a program, a manifest by [`manifest`]; from there on every
-//! option, budget, check and output is the same code.
+//! One path for both sources, the library's model API ([`crate::model`]):
+//! a NEFF or a manifest is loaded, its inputs given by name (a NEFF needs
+//! every one; `--input` replaces a manifest's), and every option, budget,
+//! check and output is the same code.
 //!
 //! Loads the manifest (any problem with it or the files it names: exit 4),
 //! refuses an output that would overwrite a file the program reads or
@@ -28,19 +29,20 @@
 //! attached only for `--json` or `--timeline`).
 
 use super::backend::Backend;
-use super::neff::{NeffFlags, is_neff, map_error};
-use super::neff_run;
+use super::neff::NeffFlags;
 use super::{CliError, check_paths, named, png_bytes, write_npy};
 use crate::device::Trace;
 use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
-use crate::isa::OpcodeClass;
 use crate::isa::enums::Engine;
 use crate::limits::Arch;
+use crate::model::{Finished, LoadOptions, Model, RunOptions, is_neff};
+use crate::npy::read_npy;
 use crate::runtime::timeline::EngineTotals;
-use crate::runtime::{DEFAULT_MAX_RECORDS, Machine, Program, Role, StageError, manifest, stage};
+use crate::runtime::{DEFAULT_MAX_RECORDS, Machine};
 use crate::viz;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -205,99 +207,75 @@ pub struct Output {
 /// Runs `run`.
 pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let start = Instant::now();
-    if is_neff(&args.manifest) {
-        let (n, data, read) =
-            neff_run::load_inputs(&args.manifest, &args.inputs, &args.flags, args.arch)?;
-        let mapped = crate::neff::lower::program(&n, &data).map_err(map_error)?;
-        let streams = &mapped.streams;
-        return execute(args, mapped.program, &read, start, out, &|e| {
-            neff_run::stage_error(e, streams)
-        });
-    }
-    if !args.inputs.is_empty() || args.arch.is_some() {
+    if args.arch.is_some() && !is_neff(&args.manifest) {
         return Err(CliError::Usage(
-            "--input and --arch are for a .neff; a manifest names its inputs and its arch".into(),
+            "--arch is for a .neff; a manifest names its arch".into(),
         ));
     }
-    let (program, read) =
-        manifest::load_with_files(&args.manifest).map_err(|e| CliError::BadInput(e.to_string()))?;
-    let read: Vec<_> = read.iter().map(|p| named("a program file", p)).collect();
-    execute(args, program, &read, start, out, &|e| {
-        if e.is_bad_input() {
-            CliError::BadInput(format!("{}: {e}", args.manifest.display()))
-        } else {
-            CliError::InvalidProgram(e.to_string())
-        }
-    })
-}
-
-/// Every file `run` writes, named for the collision check.
-fn planned_outputs(program: &Program, args: &RunArgs) -> Vec<(String, PathBuf)> {
-    let mut outputs = Vec::new();
-    for v in program.variables.iter().filter(|v| v.role == Role::Output) {
-        let npy = args.out.join(format!("{}.npy", v.name));
-        outputs.push(named(format!("output `{}`", v.name), &npy));
-        if let Some(dir) = &args.png {
-            let png = dir.join(format!("{}.png", v.name));
-            outputs.push(named(format!("--png of `{}`", v.name), &png));
-        }
+    let opts = LoadOptions {
+        verify: !args.flags.no_verify,
+        strict: args.flags.strict,
+        arch: args.arch,
+    };
+    let model = Model::open(&args.manifest, &opts)?;
+    for w in model.warnings() {
+        eprintln!("tpb-emu: warning: {}: {w}", args.manifest.display());
     }
-    if let Some(t) = &args.timeline {
-        outputs.push(named("--timeline", t));
+    let pairs = input_pairs(&args.inputs, &model)?;
+    let what = if model.is_neff() {
+        "the model"
+    } else {
+        "a program file"
+    };
+    let mut read: Vec<_> = model.files().iter().map(|p| named(what, p)).collect();
+    read.extend(
+        pairs
+            .iter()
+            .map(|(name, f)| named(format!("--input {name}"), f)),
+    );
+    check_paths(&read, &planned_outputs(&model, args))?;
+    let mut data = HashMap::new();
+    for (name, file) in &pairs {
+        let npy = read_npy(file)?;
+        model.check_array(name, file, &npy)?;
+        data.insert(name.clone(), npy.data);
     }
-    outputs
-}
-
-/// Runs a loaded program: `read` names every file it came from,
-/// `stage_error` reports a staging failure in the source's own terms.
-fn execute(
-    args: &RunArgs,
-    program: Program,
-    read: &[(String, PathBuf)],
-    start: Instant,
-    out: &mut dyn Write,
-    stage_error: &dyn Fn(StageError) -> CliError,
-) -> Result<(), CliError> {
-    check_paths(read, &planned_outputs(&program, args))?;
-    let needs_device = Engine::ALL.iter().any(|&e| {
-        crate::isa::stream::records(program.stream(e))
-            .is_ok_and(|mut rs| rs.any(|(_, r)| r.opcode().class() == OpcodeClass::S4d4Pl))
-    });
-    let staged = stage(&program).map_err(stage_error)?;
+    let prepared = model.prepare(&data)?;
+    drop(data);
     let stage_s = start.elapsed();
-    let backend = Backend::open_for(args.backend, needs_device)?;
-    let mut exec = backend.executor(staged.arch())?;
-    let mut machine = Machine::new(staged);
-    machine.set_max_records(args.max_records);
-    machine.set_max_work(args.max_work);
-    // Only DRAM (the output variables) is read after the run.
-    machine.set_dram_only(true);
-    if args.json || args.timeline.is_some() {
-        machine.record_timeline(args.timeline.is_some());
-    }
+    let backend = Backend::open_for(args.backend, model.needs_device())?;
+    let mut exec = backend.executor(model.arch())?;
     let mut trace = LineTrace {
         out: &mut *out,
         on: args.trace,
         err: None,
     };
+    let opts = RunOptions {
+        max_records: args.max_records,
+        max_work: args.max_work,
+        totals: args.json || args.timeline.is_some(),
+        slices: args.timeline.is_some(),
+    };
     let run_start = Instant::now();
     let mut bar = Progress::new(!args.trace);
-    let result = machine.run_with_progress(exec.as_mut(), &mut trace, &mut |n| bar.update(n));
+    let result = prepared.run(exec.as_mut(), &opts, &mut trace, &mut |n| bar.update(n));
     bar.finish();
     let run_s = run_start.elapsed();
     if let Some(e) = trace.err {
         return Err(CliError::Exec(format!("stdout: {e}")));
     }
-    result.map_err(|e| CliError::Exec(e.to_string()))?;
+    let finished = result?;
+    let machine = finished.machine();
     let mut outs = Outputs::new();
-    let outputs = write_outputs(&program, &machine, args, &mut outs)?;
-    write_timeline(&machine, args.timeline.as_deref(), &mut outs)?;
+    let outputs = write_outputs(&finished, args, &mut outs)?;
+    write_timeline(machine, args.timeline.as_deref(), &mut outs)?;
     outs.commit()?;
     let ex = machine.executed();
+    let source = args.manifest.display().to_string();
     let summary = Summary {
-        manifest: (!is_neff(&args.manifest)).then(|| args.manifest.display().to_string()),
-        model: is_neff(&args.manifest).then(|| args.manifest.display().to_string()),
-        arch: program.arch.name(),
+        manifest: (!model.is_neff()).then(|| source.clone()),
+        model: model.is_neff().then_some(source),
+        arch: model.arch().name(),
         backend: backend.describe(),
         records: Records {
             pe: ex[Engine::Pe as usize],
@@ -307,7 +285,7 @@ fn execute(
             sp: ex[Engine::Sp as usize],
         },
         total_records: machine.total_executed(),
-        engines: Engines::of(&machine),
+        engines: Engines::of(machine),
         virtual_cycles: machine.timeline().map_or(0, |t| t.end()),
         stage_s: stage_s.as_secs_f64(),
         run_s: run_s.as_secs_f64(),
@@ -318,35 +296,80 @@ fn execute(
     print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }
 
-/// Writes every output variable as `<out>/<name>.npy` into `outs`.
+/// NEFF-EC-18: the `--input NAME=FILE.npy` pairs, checked against the
+/// model's inputs (a malformed pair, an unknown or repeated name: exit 2).
+/// A NEFF needs every public input (the model refuses a missing one); a
+/// manifest's inputs come from its own files unless replaced here.
+fn input_pairs(given: &[String], model: &Model) -> Result<Vec<(String, PathBuf)>, CliError> {
+    let mut pairs: Vec<(String, PathBuf)> = Vec::new();
+    for g in given {
+        let Some((name, file)) = g.split_once('=') else {
+            return Err(CliError::Usage(format!(
+                "--input {g}: expected NAME=FILE.npy"
+            )));
+        };
+        model.check_name(name)?;
+        if pairs.iter().any(|p| p.0 == name) {
+            return Err(CliError::Usage(format!("--input {name} is given twice")));
+        }
+        pairs.push((name.to_string(), PathBuf::from(file)));
+    }
+    if model.is_neff()
+        && let Some(t) = model
+            .inputs()
+            .iter()
+            .find(|t| !pairs.iter().any(|p| p.0 == t.name))
+    {
+        return Err(CliError::Usage(format!(
+            "missing --input {}=FILE.npy",
+            t.name
+        )));
+    }
+    Ok(pairs)
+}
+
+/// Every file `run` writes, named for the collision check.
+fn planned_outputs(model: &Model, args: &RunArgs) -> Vec<(String, PathBuf)> {
+    let mut outputs = Vec::new();
+    for t in model.outputs() {
+        let npy = args.out.join(format!("{}.npy", t.name));
+        outputs.push(named(format!("output `{}`", t.name), &npy));
+        if let Some(dir) = &args.png {
+            let png = dir.join(format!("{}.png", t.name));
+            outputs.push(named(format!("--png of `{}`", t.name), &png));
+        }
+    }
+    if let Some(t) = &args.timeline {
+        outputs.push(named("--timeline", t));
+    }
+    outputs
+}
+
+/// Writes every output as `<out>/<name>.npy` (and its picture) into `outs`.
 fn write_outputs(
-    program: &Program,
-    machine: &Machine,
+    finished: &Finished,
     args: &RunArgs,
     outs: &mut Outputs,
 ) -> Result<Vec<Output>, CliError> {
     outs.create_dir(&args.out)?;
     let mut outputs = Vec::new();
-    for v in program.variables.iter().filter(|v| v.role == Role::Output) {
-        let data = machine
-            .variable(&v.name)
-            .ok_or_else(|| CliError::Exec(format!("output `{}` was not staged", v.name)))?;
-        let path = args.out.join(format!("{}.npy", v.name));
-        write_npy(outs, &path, v.dtype, &v.shape, data)?;
+    for (t, data) in finished.outputs() {
+        let path = args.out.join(format!("{}.npy", t.name));
+        write_npy(outs, &path, t.dtype, &t.shape, data)?;
         let png = match &args.png {
             Some(dir) => {
-                let png = dir.join(format!("{}.png", v.name));
-                let img = viz::raw_montage(v.dtype, &v.shape, data, &viz::Options::default())
-                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", v.name)))?;
+                let png = dir.join(format!("{}.png", t.name));
+                let img = viz::raw_montage(t.dtype, &t.shape, data, &viz::Options::default())
+                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", t.name)))?;
                 outs.write(&png, &png_bytes(&img, &png)?)?;
                 Some(png.display().to_string())
             }
             None => None,
         };
         outputs.push(Output {
-            name: v.name.clone(),
-            dtype: v.dtype.to_string(),
-            shape: v.shape.clone(),
+            name: t.name.clone(),
+            dtype: t.dtype.to_string(),
+            shape: t.shape.clone(),
             path: path.display().to_string(),
             png,
         });

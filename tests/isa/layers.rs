@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Each top-level module and the modules it may use (besides itself).
-/// limits ← isa ← device ← runtime ← frontend/neff ← viz ← cli, with the
-/// leaf utilities `files` (std only) and `npy` (array files) beside them.
+/// limits ← isa ← device ← runtime ← frontend/neff ← model/viz ← cli, with
+/// the leaf utilities `files` (std only) and `npy` (array files) beside them.
 const LAYERS: &[(&str, &[&str])] = &[
     ("limits", &[]),
     ("files", &["limits"]),
@@ -24,6 +24,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["limits", "files", "isa", "npy", "device", "runtime"],
     ),
     (
+        "model",
+        &["limits", "files", "isa", "npy", "device", "runtime", "neff"],
+    ),
+    (
         "viz",
         &[
             "limits", "files", "isa", "npy", "device", "runtime", "frontend",
@@ -32,7 +36,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "limits", "files", "isa", "npy", "device", "runtime", "neff", "frontend", "viz",
+            "limits", "files", "isa", "npy", "device", "runtime", "neff", "frontend", "model",
+            "viz",
         ],
     ),
 ];

@@ -13,6 +13,7 @@ mod frontend_api;
 mod frontend_fixtures;
 mod lower_props;
 mod lower_run;
+mod model_api;
 mod neff;
 mod perf_owned;
 mod run_coherence;

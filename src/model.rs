@@ -1,0 +1,508 @@
+//! One model API for every front door — the CLI's `run`, and the bindings
+//! to come (Python, libnrt): load a program (a NEFF or a TOML manifest),
+//! describe its public inputs and outputs, and run it with inputs by name,
+//! returning outputs by name. There is one path from a file to a run; the
+//! commands differ only in how they read arrays and report.
+//!
+//! ```no_run
+//! use std::collections::HashMap;
+//! use tpb_emu::model::{LoadOptions, Model, RunOptions};
+//!
+//! let model = Model::open("examples/program/program.toml".as_ref(), &LoadOptions::default())?;
+//! for t in model.outputs() {
+//!     println!("{} {} {:?}", t.name, t.dtype, t.shape);
+//! }
+//! let mut exec = tpb_emu::CpuExecutor::default();
+//! let run = model.run(&HashMap::new(), &mut exec, &RunOptions::default())?;
+//! let y = run.output("y_avg").unwrap();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::device::{Executor, NoTrace, Trace};
+use crate::files::{FileError, HostBytes};
+use crate::isa::enums::{Dtype, Engine};
+use crate::isa::opcode::OpcodeClass;
+use crate::limits::Arch;
+use crate::neff::{self, Neff};
+use crate::npy::{ElemKind, Npy, npy_descr};
+use crate::runtime::{
+    DEFAULT_MAX_RECORDS, Machine, Program, Role, RunError, StageError, manifest, stage,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How a model file is read (the options of `inspect` and `run`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// NEFF-EC-2: verify the payload's digest (`--no-verify` clears it).
+    pub verify: bool,
+    /// NEFF-EC-12: enforce the CAYMAN state-buffer reservation rule (`--strict`).
+    pub strict: bool,
+    /// NEFF-EC-17: the generation for a target written as `*` (`--arch`).
+    pub arch: Option<Arch>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions {
+            verify: true,
+            strict: false,
+            arch: None,
+        }
+    }
+}
+
+/// A public input or output: its name, element type and shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// The name inputs are given by and outputs returned by.
+    pub name: String,
+    /// The element type.
+    pub dtype: Dtype,
+    /// The shape, C order (a NEFF scalar is `[1]`).
+    pub shape: Vec<u64>,
+    /// Bytes: elements × the dtype's size.
+    pub bytes: u64,
+}
+
+/// How a run is bounded and what it records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Stop after this many records (a program that never ends).
+    pub max_records: u64,
+    /// Stop once the program would move or fold more elements than this.
+    pub max_work: u64,
+    /// Record the timeline's per-engine totals (TL-1).
+    pub totals: bool,
+    /// Also keep every slice of the timeline (for its JSON file).
+    pub slices: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            max_records: DEFAULT_MAX_RECORDS,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
+            totals: false,
+            slices: false,
+        }
+    }
+}
+
+/// Why a model could not be loaded or run. Each kind is one exit code of
+/// the CLI (README "Exit codes").
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The file could not be read within the input limit (exit 4).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The file is not a model: a NEFF gate, a manifest error (exit 4).
+    #[error("{0}")]
+    Load(String),
+    /// An input named that the model does not have, or one it needs that
+    /// was not given (NEFF-EC-18; exit 2).
+    #[error("{0}")]
+    Name(String),
+    /// An input whose element type, shape or size is not the model's (exit 4).
+    #[error("{0}")]
+    Input(String),
+    /// The program was rejected before it ran: an invalid record or DMA
+    /// footprint (exit 3).
+    #[error("{0}")]
+    Invalid(String),
+    /// The run stopped: a deadlock, a spent budget, a backend failure (exit 1).
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// A program to run: a NEFF (read whole and checked, SPEC-NEFF §6) or a
+/// manifest (with every file it names).
+#[derive(Debug)]
+pub struct Model {
+    /// The file as given, for messages.
+    source: String,
+    kind: Kind,
+    /// Every file read (for the collision check of the outputs).
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Neff(Box<Neff>),
+    Manifest(Box<Program>),
+}
+
+/// True when `path` names a NEFF (its extension is `.neff`, any case).
+pub fn is_neff(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("neff"))
+}
+
+impl Model {
+    /// Reads the model at `path`: a NEFF ([`is_neff`]) or a manifest. A
+    /// NEFF's warnings are in [`Model::warnings`].
+    pub fn open(path: &Path, opts: &LoadOptions) -> Result<Model, ModelError> {
+        if !is_neff(path) {
+            let (program, files) =
+                manifest::load_with_files(path).map_err(|e| ModelError::Load(e.to_string()))?;
+            return Ok(Model {
+                source: path.display().to_string(),
+                kind: Kind::Manifest(Box::new(program)),
+                files,
+            });
+        }
+        // Mapped and bounded (crate::files): a raw tar is read in place.
+        let bytes = crate::files::map_input(path)?;
+        let mut model = Model::read_neff(bytes, &path.display().to_string(), opts)?;
+        model.files.push(path.to_owned());
+        Ok(model)
+    }
+
+    /// A NEFF from its bytes; `name` stands for the file in messages.
+    pub fn from_neff_bytes(
+        bytes: Vec<u8>,
+        name: &str,
+        opts: &LoadOptions,
+    ) -> Result<Model, ModelError> {
+        Model::read_neff(bytes, name, opts)
+    }
+
+    fn read_neff<B>(bytes: B, name: &str, opts: &LoadOptions) -> Result<Model, ModelError>
+    where
+        B: AsRef<[u8]> + Send + Sync + 'static,
+    {
+        let o = neff::Options {
+            verify: opts.verify,
+            strict: opts.strict,
+            arch: opts.arch,
+            path: name.to_string(),
+            ..neff::Options::default()
+        };
+        let n =
+            neff::read_owned(bytes, &o).map_err(|e| ModelError::Load(format!("{name}: {e}")))?;
+        Ok(Model {
+            source: name.to_string(),
+            kind: Kind::Neff(Box::new(n)),
+            files: Vec::new(),
+        })
+    }
+
+    /// The file as given.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// True for a NEFF, false for a manifest.
+    pub fn is_neff(&self) -> bool {
+        matches!(self.kind, Kind::Neff(_))
+    }
+
+    /// The NEFF, for a NEFF model.
+    pub fn neff(&self) -> Option<&Neff> {
+        match &self.kind {
+            Kind::Neff(n) => Some(n),
+            Kind::Manifest(_) => None,
+        }
+    }
+
+    /// What the reader warned about (a NEFF's; none for a manifest).
+    pub fn warnings(&self) -> &[String] {
+        self.neff().map_or(&[], |n| &n.warnings[..])
+    }
+
+    /// Every file read: the manifest and the streams and arrays it names,
+    /// or the NEFF.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// The generation the program runs on.
+    pub fn arch(&self) -> Arch {
+        match &self.kind {
+            Kind::Neff(n) => n.arch,
+            Kind::Manifest(p) => p.arch,
+        }
+    }
+
+    /// The public inputs: a NEFF's, all required; a manifest's input
+    /// variables, each of which a run may replace.
+    pub fn inputs(&self) -> Vec<TensorInfo> {
+        self.io(Role::Input)
+    }
+
+    /// The public outputs, in the order a run returns them.
+    pub fn outputs(&self) -> Vec<TensorInfo> {
+        self.io(Role::Output)
+    }
+
+    fn io(&self, role: Role) -> Vec<TensorInfo> {
+        let info = |name: &str, dtype: Dtype, shape: &[u64]| {
+            let shape = if shape.is_empty() {
+                vec![1]
+            } else {
+                shape.to_vec()
+            };
+            let elems = shape.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+            let bytes = elems
+                .and_then(|e| e.checked_mul(dtype.size()? as u64))
+                .unwrap_or(u64::MAX);
+            TensorInfo {
+                name: name.to_string(),
+                dtype,
+                shape,
+                bytes,
+            }
+        };
+        match &self.kind {
+            Kind::Neff(n) => {
+                let ts = if role == Role::Input {
+                    &n.inputs
+                } else {
+                    &n.outputs
+                };
+                ts.iter()
+                    .filter_map(|t| n.var(&t.name))
+                    .map(|v| info(&v.name, v.dtype, &v.shape))
+                    .collect()
+            }
+            Kind::Manifest(p) => p
+                .variables
+                .iter()
+                .filter(|v| v.role == role)
+                .map(|v| info(&v.name, v.dtype, &v.shape))
+                .collect(),
+        }
+    }
+
+    /// Refuses an input name the model does not have (exit 2).
+    pub fn check_name(&self, name: &str) -> Result<TensorInfo, ModelError> {
+        let inputs = self.inputs();
+        inputs
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = inputs.iter().map(|t| t.name.as_str()).collect();
+                ModelError::Name(format!(
+                    "--input {name}: the {} has no input of that name (inputs: {})",
+                    if self.is_neff() { "NEFF" } else { "program" },
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// Checks that the array `npy` (read from `file`) can be the input
+    /// `name`: the same kind and size of element and the same shape.
+    pub fn check_array(&self, name: &str, file: &Path, npy: &Npy) -> Result<(), ModelError> {
+        let t = self.check_name(name)?;
+        let descr = npy_descr(t.dtype);
+        let kind = match descr.as_bytes().get(1) {
+            Some(b'f') => ElemKind::Float,
+            Some(b'i') => ElemKind::Int,
+            _ => ElemKind::Uint,
+        };
+        let size: usize = descr[2..].parse().unwrap_or(0);
+        if npy.kind != kind || npy.elem != size {
+            return Err(ModelError::Input(format!(
+                "--input {name}: {} holds {}, the input needs {descr} ({})",
+                file.display(),
+                npy.descr,
+                t.dtype
+            )));
+        }
+        if npy.shape != t.shape {
+            return Err(ModelError::Input(format!(
+                "--input {name}: {} has shape {:?}, the input needs {:?}",
+                file.display(),
+                npy.shape,
+                t.shape
+            )));
+        }
+        Ok(())
+    }
+
+    /// The program a run of `inputs` executes (a NEFF mapped onto a
+    /// program, or the manifest with the given inputs replaced), checked
+    /// and staged; a NEFF needs every public input.
+    fn program(
+        &self,
+        inputs: &HashMap<String, HostBytes>,
+    ) -> Result<crate::runtime::Staged, ModelError> {
+        for (name, data) in inputs {
+            let t = self.check_name(name)?;
+            if data.len() as u64 != t.bytes {
+                return Err(ModelError::Input(format!(
+                    "input {name}: {} bytes, the input needs {} ({} {:?})",
+                    data.len(),
+                    t.bytes,
+                    t.dtype,
+                    t.shape
+                )));
+            }
+        }
+        match &self.kind {
+            Kind::Neff(n) => {
+                if let Some(t) = n.inputs.iter().find(|t| !inputs.contains_key(&t.name)) {
+                    return Err(ModelError::Name(format!(
+                        "missing --input {}=FILE.npy",
+                        t.name
+                    )));
+                }
+                let mapped = crate::neff::lower::program(n, inputs).map_err(|e| match e {
+                    crate::neff::lower::MapError::Load(m) => ModelError::Load(m),
+                    crate::neff::lower::MapError::Rejected(r) => ModelError::Invalid(r.to_string()),
+                })?;
+                stage(&mapped.program).map_err(|e| neff_stage_error(e, &mapped.streams))
+            }
+            Kind::Manifest(p) => {
+                let mut p = Program::clone(p);
+                for v in p.variables.iter_mut().filter(|v| v.role == Role::Input) {
+                    if let Some(data) = inputs.get(&v.name) {
+                        v.init = Some(data.clone());
+                    }
+                }
+                stage(&p).map_err(|e| {
+                    if e.is_bad_input() {
+                        ModelError::Load(format!("{}: {e}", self.source))
+                    } else {
+                        ModelError::Invalid(e.to_string())
+                    }
+                })
+            }
+        }
+    }
+
+    /// True when a run needs a device: some stream holds a Pool record
+    /// (`--backend auto` opens no adapter otherwise).
+    pub fn needs_device(&self) -> bool {
+        let has_pool = |s: &[u8]| {
+            crate::isa::stream::records(s)
+                .is_ok_and(|mut rs| rs.any(|(_, r)| r.opcode().class() == OpcodeClass::S4d4Pl))
+        };
+        match &self.kind {
+            Kind::Neff(n) => Engine::ALL.iter().any(|&e| has_pool(n.stream(e))),
+            Kind::Manifest(p) => Engine::ALL.iter().any(|&e| has_pool(p.stream(e))),
+        }
+    }
+
+    /// Checks `inputs` and stages the program they make (validation, DMA
+    /// planning: everything before the first record runs).
+    pub fn prepare(&self, inputs: &HashMap<String, HostBytes>) -> Result<Prepared, ModelError> {
+        Ok(Prepared {
+            staged: self.program(inputs)?,
+            outputs: self.outputs(),
+        })
+    }
+
+    /// Runs the model with `inputs` (by name, little-endian elements in C
+    /// order) on `exec`: [`Model::prepare`], then [`Prepared::run`].
+    pub fn run(
+        &self,
+        inputs: &HashMap<String, HostBytes>,
+        exec: &mut dyn Executor,
+        opts: &RunOptions,
+    ) -> Result<Finished, ModelError> {
+        self.prepare(inputs)?
+            .run(exec, opts, &mut NoTrace, &mut |_| ())
+    }
+}
+
+/// A model's program staged for one set of inputs, ready to run.
+pub struct Prepared {
+    staged: crate::runtime::Staged,
+    outputs: Vec<TensorInfo>,
+}
+
+impl Prepared {
+    /// Runs it on `exec` within `opts`' budgets, with a trace of every
+    /// record and a progress callback (records executed so far).
+    pub fn run(
+        self,
+        exec: &mut dyn Executor,
+        opts: &RunOptions,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Finished, ModelError> {
+        let mut machine = Machine::new(self.staged);
+        machine.set_max_records(opts.max_records);
+        machine.set_max_work(opts.max_work);
+        // Only DRAM (the output variables) is read after the run.
+        machine.set_dram_only(true);
+        if opts.totals || opts.slices {
+            machine.record_timeline(opts.slices);
+        }
+        machine.run_with_progress(exec, trace, progress)?;
+        Ok(Finished {
+            machine,
+            outputs: self.outputs,
+        })
+    }
+}
+
+/// A staging error of a NEFF's program, with the NEFF stream offset when an
+/// expansion moved records.
+fn neff_stage_error(e: StageError, streams: &[crate::neff::lower::Expanded]) -> ModelError {
+    fn at(e: &StageError) -> Option<(Engine, usize)> {
+        match e {
+            StageError::Invalid { engine, record } => Some((*engine, record.offset)),
+            StageError::Footprint { engine, offset, .. } => Some((*engine, *offset)),
+            StageError::Lower { engine, rejected } => Some((*engine, rejected.offset)),
+            StageError::InLowered { original, source } => at(source).map(|(e, _)| (e, *original)),
+            _ => None,
+        }
+    }
+    let mut m = e.to_string();
+    if let Some((engine, offset)) = at(&e) {
+        let x = &streams[engine as usize];
+        if !x.origin.is_empty() {
+            m.push_str(&format!(
+                " [NEFF {engine} stream offset {}]",
+                x.original(offset)
+            ));
+        }
+    }
+    if e.is_bad_input() {
+        ModelError::Load(m)
+    } else {
+        ModelError::Invalid(m)
+    }
+}
+
+/// A finished run: the outputs by name, and the machine it ran on (records
+/// executed, the timeline).
+pub struct Finished {
+    machine: Machine,
+    outputs: Vec<TensorInfo>,
+}
+
+impl std::fmt::Debug for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finished")
+            .field("outputs", &self.outputs)
+            .field("records", &self.machine.total_executed())
+            .finish()
+    }
+}
+
+impl Finished {
+    /// The bytes of output `name` (little-endian elements, C order).
+    pub fn output(&self, name: &str) -> Option<&[u8]> {
+        self.outputs
+            .iter()
+            .any(|t| t.name == name)
+            .then(|| self.machine.variable(name))
+            .flatten()
+    }
+
+    /// Every output with its bytes, in the model's order.
+    pub fn outputs(&self) -> impl Iterator<Item = (&TensorInfo, &[u8])> {
+        self.outputs
+            .iter()
+            .filter_map(|t| Some((t, self.machine.variable(&t.name)?)))
+    }
+
+    /// The machine the run ended on.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+}
