@@ -144,34 +144,40 @@ def bf16_bits(x):
     return (b >> 16).astype(np.uint16)
 
 
+def save_case(out, c, x, res):
+    """Writes one case's `.x.npy`, `.y.npy` and (with indices) `.idx.npy` to
+    `out`: bf16 as uint16 bits rounded to nearest even, indices made
+    per-plane (per-volume in 3-D) as PyTorch's."""
+    y = res[0]
+    name = c["name"]
+    if c["dtype"] == "bf16":
+        y = y.astype(np.float32)
+        yb = y.view(np.uint32)
+        # Round to nearest even, as the engine's store does (max results are exact).
+        rounded = ((yb + 0x7FFF + ((yb >> 16) & 1)) >> 16).astype(np.uint16)
+        np.save(os.path.join(out, f"{name}.x.npy"), bf16_bits(x))
+        np.save(os.path.join(out, f"{name}.y.npy"), rounded)
+    else:
+        np.save(os.path.join(out, f"{name}.x.npy"), x)
+        np.save(os.path.join(out, f"{name}.y.npy"), y.astype(x.dtype))
+    if len(res) == 2:
+        idx = res[1].astype(np.int64)
+        plane = int(np.prod(c["shape"][2:]))
+        nplanes = c["shape"][0] * c["shape"][1]
+        offs = (np.arange(nplanes, dtype=np.int64) * plane).reshape(
+            c["shape"][0], c["shape"][1], *([1] * (idx.ndim - 2)))
+        np.save(os.path.join(out, f"{name}.idx.npy"), idx - offs)
+    print(f"{name}: x{list(x.shape)} -> y{list(y.shape)}")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20240607)
     cases = []
     for c in CASES:
         x = make_input(c, rng)
-        res = run_onnx(c, x)
-        y = res[0]
-        name = c["name"]
-        if c["dtype"] == "bf16":
-            y = y.astype(np.float32)
-            yb = y.view(np.uint32)
-            # Round to nearest even, as the engine's store does (max results are exact).
-            rounded = ((yb + 0x7FFF + ((yb >> 16) & 1)) >> 16).astype(np.uint16)
-            np.save(os.path.join(OUT, f"{name}.x.npy"), bf16_bits(x))
-            np.save(os.path.join(OUT, f"{name}.y.npy"), rounded)
-        else:
-            np.save(os.path.join(OUT, f"{name}.x.npy"), x)
-            np.save(os.path.join(OUT, f"{name}.y.npy"), y.astype(x.dtype))
-        if len(res) == 2:
-            idx = res[1].astype(np.int64)
-            plane = int(np.prod(c["shape"][2:]))
-            nplanes = c["shape"][0] * c["shape"][1]
-            offs = (np.arange(nplanes, dtype=np.int64) * plane).reshape(
-                c["shape"][0], c["shape"][1], *([1] * (idx.ndim - 2)))
-            np.save(os.path.join(OUT, f"{name}.idx.npy"), idx - offs)
+        save_case(OUT, c, x, run_onnx(c, x))
         cases.append(c)
-        print(f"{name}: x{list(x.shape)} -> y{list(y.shape)}")
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump({"generator": f"onnx {onnx.__version__} ReferenceEvaluator, numpy {np.__version__}",
                    "cases": cases}, f, indent=1)

@@ -26,7 +26,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gen_pool2d_fixtures import ONNX_TYPES, bf16_bits, make_input  # noqa: E402
+from gen_pool2d_fixtures import ONNX_TYPES, make_input, save_case  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "pool3d")
 
@@ -125,28 +125,8 @@ def main():
     cases = []
     for c in CASES:
         x = make_input(c, rng)
-        res = run_onnx(c, x)
-        y = res[0]
-        name = c["name"]
-        if c["dtype"] == "bf16":
-            yb = y.astype(np.float32).view(np.uint32)
-            # Round to nearest even, as the engine's store does (max results are exact).
-            rounded = ((yb + 0x7FFF + ((yb >> 16) & 1)) >> 16).astype(np.uint16)
-            np.save(os.path.join(OUT, f"{name}.x.npy"), bf16_bits(x))
-            np.save(os.path.join(OUT, f"{name}.y.npy"), rounded)
-        else:
-            np.save(os.path.join(OUT, f"{name}.x.npy"), x)
-            np.save(os.path.join(OUT, f"{name}.y.npy"), y.astype(x.dtype))
-        if len(res) == 2:
-            # ONNX counts across the whole tensor; PyTorch within each volume.
-            idx = res[1].astype(np.int64)
-            volume = int(np.prod(c["shape"][2:]))
-            nplanes = c["shape"][0] * c["shape"][1]
-            offs = (np.arange(nplanes, dtype=np.int64) * volume).reshape(
-                c["shape"][0], c["shape"][1], *([1] * (idx.ndim - 2)))
-            np.save(os.path.join(OUT, f"{name}.idx.npy"), idx - offs)
+        save_case(OUT, c, x, run_onnx(c, x))
         cases.append(c)
-        print(f"{name}: x{list(x.shape)} -> y{list(y.shape)}")
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump({"generator": f"onnx {onnx.__version__} ReferenceEvaluator, numpy {np.__version__}",
                    "cases": cases}, f, indent=1)

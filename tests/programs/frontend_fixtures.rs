@@ -69,44 +69,54 @@ fn cases() -> Vec<serde_json::Value> {
     v["cases"].as_array().unwrap().clone()
 }
 
+/// Runs case `c` of the fixtures in `dir` on the CPU with `p`: max values
+/// and indices exact, averages within 1 ulp, and the plain reference equal
+/// bit for bit. Returns the input, the output and whether indices were checked.
+fn check_case(
+    dir: &Path,
+    c: &serde_json::Value,
+    p: &Pool2d,
+) -> (Tensor, frontend::PoolOutput, bool) {
+    let name = c["name"].as_str().unwrap();
+    let x = read_tensor(&dir.join(format!("{name}.x.npy")), c["dtype"] == "bf16").unwrap();
+    let want = read_npy(&dir.join(format!("{name}.y.npy"))).unwrap();
+    let got = frontend::run_cpu(p, &x).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(got.output.shape, want.shape, "{name}: shape");
+    assert_eq!(got.output.dtype, x.dtype, "{name}: dtype");
+    let tol = if p.mode == PoolMode::Max { 0 } else { 1 };
+    for i in 0..want.data.len() / want.elem {
+        let d = ulps(&got.output, i, &want.data);
+        assert!(
+            d <= tol,
+            "{name} ({p}): element {i} is {d} ulps from the reference"
+        );
+    }
+    if p.return_indices {
+        let want = read_npy(&dir.join(format!("{name}.idx.npy"))).unwrap();
+        let want: Vec<i64> = want
+            .data
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(
+            got.indices.as_ref().unwrap(),
+            &want,
+            "{name} ({p}): indices"
+        );
+    }
+    // The plain reference agrees with the emulator bit for bit.
+    let plain = frontend::reference(p, &x).unwrap();
+    assert_eq!(plain, got, "{name} ({p}): emulator vs plain reference");
+    (x, got, p.return_indices)
+}
+
 #[test]
 fn front_end_matches_the_onnx_reference_on_the_grid() {
     let cases = cases();
     assert!(cases.len() >= 25, "the grid shrank: {}", cases.len());
     let mut checked_indices = 0;
     for c in &cases {
-        let name = c["name"].as_str().unwrap();
-        let p = params(c);
-        let x = read_tensor(&dir().join(format!("{name}.x.npy")), c["dtype"] == "bf16").unwrap();
-        let want = read_npy(&dir().join(format!("{name}.y.npy"))).unwrap();
-        let got = frontend::run_cpu(&p, &x).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(got.output.shape, want.shape, "{name}: shape");
-        assert_eq!(got.output.dtype, x.dtype, "{name}: dtype");
-        let tol = if p.mode == PoolMode::Max { 0 } else { 1 };
-        for i in 0..want.data.len() / want.elem {
-            let d = ulps(&got.output, i, &want.data);
-            assert!(
-                d <= tol,
-                "{name} ({p}): element {i} is {d} ulps from the reference"
-            );
-        }
-        if p.return_indices {
-            let want = read_npy(&dir().join(format!("{name}.idx.npy"))).unwrap();
-            let want: Vec<i64> = want
-                .data
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
-                .collect();
-            assert_eq!(
-                got.indices.as_ref().unwrap(),
-                &want,
-                "{name} ({p}): indices"
-            );
-            checked_indices += 1;
-        }
-        // The plain reference agrees with the emulator bit for bit.
-        let plain = frontend::reference(&p, &x).unwrap();
-        assert_eq!(plain, got, "{name} ({p}): emulator vs plain reference");
+        checked_indices += check_case(&dir(), c, &params(c)).2 as usize;
     }
     assert!(checked_indices >= 10);
 }
@@ -184,43 +194,13 @@ fn three_d_and_explicit_pads_match_the_onnx_reference() {
     });
     let mut checked_indices = 0;
     for c in cases {
-        let name = c["name"].as_str().unwrap();
         let p = params3(c);
-        let x = read_tensor(&dir3().join(format!("{name}.x.npy")), c["dtype"] == "bf16").unwrap();
-        let want = read_npy(&dir3().join(format!("{name}.y.npy"))).unwrap();
-        let got = frontend::run_cpu(&p, &x).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(got.output.shape, want.shape, "{name}: shape");
-        let tol = if p.mode == PoolMode::Max { 0 } else { 1 };
-        for i in 0..want.data.len() / want.elem {
-            let d = ulps(&got.output, i, &want.data);
-            assert!(
-                d <= tol,
-                "{name} ({p}): element {i} is {d} ulps from the reference"
-            );
-        }
-        if p.return_indices {
-            let want = read_npy(&dir3().join(format!("{name}.idx.npy"))).unwrap();
-            let want: Vec<i64> = want
-                .data
-                .chunks_exact(8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
-                .collect();
-            assert_eq!(
-                got.indices.as_ref().unwrap(),
-                &want,
-                "{name} ({p}): indices"
-            );
-            checked_indices += 1;
-        }
-        assert_eq!(
-            frontend::reference(&p, &x).unwrap(),
-            got,
-            "{name}: plain reference"
-        );
+        let (x, got, indices) = check_case(&dir3(), c, &p);
+        checked_indices += indices as usize;
         // The GPU (lavapipe in CI) gives the CPU's bytes.
         if let Some(exec) = exec.as_mut() {
             let on_gpu = frontend::run(&p, &x, exec).unwrap();
-            assert_eq!(on_gpu, got, "{name} ({p}): GPU vs CPU");
+            assert_eq!(on_gpu, got, "{} ({p}): GPU vs CPU", c["name"]);
         }
     }
     assert!(checked_indices >= 10, "{checked_indices}");
