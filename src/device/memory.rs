@@ -12,6 +12,31 @@
 
 use crate::isa::tensor::{Location, Region};
 use crate::limits::{Arch, PARTITIONS};
+use std::ops::Range;
+
+/// Bytes of one partition of device memory that the host is about to read
+/// or write: indices into [`DeviceMemory::region_bytes`] (partition `p` is
+/// `[p · active_bytes, (p + 1) · active_bytes)`; a range never crosses into
+/// the next partition).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRange {
+    /// SBUF or PSUM.
+    pub region: Region,
+    /// Byte indices into the region.
+    pub bytes: Range<usize>,
+}
+
+/// Bytes the host writes into SBUF or PSUM ([`crate::device::Executor::host_write`]):
+/// `bytes` from byte index `at` of `region` (indices as in [`HostRange`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostWrite<'a> {
+    /// SBUF or PSUM.
+    pub region: Region,
+    /// Byte index into the region of the first byte.
+    pub at: usize,
+    /// The bytes.
+    pub bytes: &'a [u8],
+}
 
 /// A host access outside active memory, or with inconsistent sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

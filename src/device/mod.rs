@@ -22,8 +22,8 @@ pub mod ops;
 
 pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
-pub use exec::{BackendError, Capture, Executor, HostRange, HostWrite};
-pub use memory::{DeviceMemory, MemError};
+pub use exec::{BackendError, Capture, Executor};
+pub use memory::{DeviceMemory, HostRange, HostWrite, MemError};
 pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 
 use crate::isa::opcode::OpcodeClass;

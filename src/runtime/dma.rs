@@ -11,7 +11,7 @@
 //! next one was read.
 
 use super::image::DramImage;
-use super::stage::Dram;
+use super::program::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
 use crate::device::{ChipDma, ChipWalk, DeviceMemory, HostRange, HostWrite, Place};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};

@@ -15,7 +15,7 @@ use super::DRAM_ALIGN;
 use super::dma::{self, DmaPlan};
 use super::image::DramImage;
 use super::program::Role;
-use super::stage::{Op, Staged};
+use super::staged::{Op, Staged};
 use crate::device::{BackendError, ChipDma, DeviceMemory, Executor};
 use std::ops::Range;
 

@@ -1,5 +1,5 @@
 //! The bytes of device DRAM during a run. Where each variable lies is
-//! EC-18's layout ([`super::stage::Dram`]); this module holds the bytes.
+//! EC-18's layout ([`super::program::Dram`]); this module holds the bytes.
 //!
 //! DRAM is one owned buffer, except that an input whose bytes are shared
 //! with a mapped file ([`HostBytes::shared`], a large `.npy`) stays a part

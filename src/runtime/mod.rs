@@ -34,15 +34,15 @@ mod program;
 pub mod samples;
 mod sched;
 mod stage;
+mod staged;
 pub mod timeline;
 
 pub use dma::FootprintFault;
 pub use manifest::{ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
-pub use sched::{
-    Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, SemCmp, Update, Wait, datapath_work,
-};
-pub use stage::{StageError, Staged, stage, stage_owned};
+pub use sched::{Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, datapath_work};
+pub use stage::{StageError, stage, stage_owned};
+pub use staged::{SemCmp, Staged, Update, Wait};
 
 use crate::device::CpuExecutor;
 

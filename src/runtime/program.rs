@@ -1,4 +1,5 @@
-//! A program in host memory: engine streams and device-DRAM variables (EC-18).
+//! A program in host memory: engine streams and device-DRAM variables, and
+//! the variables' layout in DRAM (EC-18).
 
 use super::{DRAM_ALIGN, MAX_DRAM_BYTES, MAX_VARIABLE_ID};
 use crate::files::HostBytes;
@@ -309,5 +310,60 @@ impl Program {
             next = end.next_multiple_of(DRAM_ALIGN);
         }
         Ok((bases, next))
+    }
+}
+
+/// One variable's place in DRAM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub name: String,
+    pub id: u32,
+    pub role: Role,
+    pub base: u64,
+    pub len: u64,
+}
+
+/// EC-18: the DRAM layout: each variable's byte range, and the ranges that
+/// physical DRAM addresses may touch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Dram {
+    pub slots: Vec<Slot>,
+    /// Variable ranges with adjacent ones merged, sorted.
+    covered: Vec<(u64, u64)>,
+    pub size: u64,
+}
+
+impl Dram {
+    /// The layout of `slots` (in DRAM order) in `size` bytes of DRAM.
+    pub fn new(slots: Vec<Slot>, size: u64) -> Dram {
+        let mut covered: Vec<(u64, u64)> = Vec::new();
+        for s in &slots {
+            match covered.last_mut() {
+                Some(last) if last.1 == s.base => last.1 = s.base + s.len,
+                _ => covered.push((s.base, s.base + s.len)),
+            }
+        }
+        Dram {
+            slots,
+            covered,
+            size,
+        }
+    }
+
+    pub fn by_id(&self, id: u32) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.id == id)
+    }
+
+    /// True when `[lo, hi)` lies inside declared variables (one merged range).
+    pub fn covered(&self, lo: i128, hi: i128) -> bool {
+        if lo < 0 {
+            return false;
+        }
+        let i = self
+            .covered
+            .partition_point(|&(_, end)| (end as i128) <= lo);
+        self.covered
+            .get(i)
+            .is_some_and(|&(b, e)| b as i128 <= lo && hi <= e as i128)
     }
 }

@@ -19,180 +19,20 @@ use super::DEFAULT_MAX_RECORDS;
 use super::dma::{self, DmaPlan};
 use super::held::HeldDram;
 use super::image::DramImage;
-use super::stage::{Cond, Op, Staged, Step, To};
+use super::staged::{Cond, Op, Staged, Step, To, Update, Wait};
 use super::timeline::Timeline;
 use crate::device::{
     BackendError, Capture, DeviceMemory, DispatchError, Executor, HostRange, Trace, Validated,
     dispatch,
 };
 use crate::isa::control::DmaMemcpy;
-use crate::isa::enums::{Engine, UpdateMode, WaitMode};
-use crate::isa::record::Events;
+use crate::isa::enums::Engine;
 use crate::isa::text::disasm_record;
 use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
-
-/// A semaphore comparison of a wait (signed, SPEC §1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SemCmp {
-    /// `==`.
-    Eq,
-    /// `<`.
-    Lt,
-    /// `<=`.
-    Le,
-    /// `>`.
-    Gt,
-    /// `>=`.
-    Ge,
-}
-
-impl SemCmp {
-    fn holds(self, a: i32, b: i32) -> bool {
-        match self {
-            SemCmp::Eq => a == b,
-            SemCmp::Lt => a < b,
-            SemCmp::Le => a <= b,
-            SemCmp::Gt => a > b,
-            SemCmp::Ge => a >= b,
-        }
-    }
-
-    fn symbol(self) -> &'static str {
-        match self {
-            SemCmp::Eq => "==",
-            SemCmp::Lt => "<",
-            SemCmp::Le => "<=",
-            SemCmp::Gt => ">",
-            SemCmp::Ge => ">=",
-        }
-    }
-}
-
-/// A record's wait condition, decoded (SPEC §1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// NONE.
-    None,
-    /// `sem[idx] cmp value`, signed.
-    Sem {
-        /// The semaphore.
-        idx: u8,
-        /// The comparison.
-        cmp: SemCmp,
-        /// The threshold.
-        value: i32,
-    },
-    /// Until `event[idx]` is `set` (or clear); with `flip`, then toggle it
-    /// (EVT_SET_THEN_CLEAR, EVT_CLEAR_THEN_SET).
-    Event {
-        /// The event.
-        idx: u8,
-        /// Wait until set (true) or clear (false).
-        set: bool,
-        /// Change the event once the wait is satisfied.
-        flip: bool,
-    },
-}
-
-impl Wait {
-    /// Decodes a validated events band (EC-2: no register forms reach here).
-    pub fn from_events(ev: &Events) -> Wait {
-        let sem = |cmp| Wait::Sem {
-            idx: ev.wait_idx,
-            cmp,
-            value: ev.semaphore_value as i32,
-        };
-        let event = |set, flip| Wait::Event {
-            idx: ev.wait_idx,
-            set,
-            flip,
-        };
-        match ev.wait_mode {
-            WaitMode::SEM_EQ => sem(SemCmp::Eq),
-            WaitMode::SEM_LT => sem(SemCmp::Lt),
-            WaitMode::SEM_LE => sem(SemCmp::Le),
-            WaitMode::SEM_GT => sem(SemCmp::Gt),
-            WaitMode::SEM_GE => sem(SemCmp::Ge),
-            WaitMode::EVT_SET => event(true, false),
-            WaitMode::EVT_SET_THEN_CLEAR => event(true, true),
-            WaitMode::EVT_CLEAR => event(false, false),
-            WaitMode::EVT_CLEAR_THEN_SET => event(false, true),
-            _ => Wait::None,
-        }
-    }
-}
-
-impl fmt::Display for Wait {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Wait::None => f.write_str("nothing"),
-            Wait::Sem { idx, cmp, value } => write!(f, "sem[{idx}] {} {value}", cmp.symbol()),
-            Wait::Event { idx, set, flip } => write!(
-                f,
-                "event[{idx}] {}{}",
-                if set { "set" } else { "clear" },
-                match (flip, set) {
-                    (false, _) => "",
-                    (true, true) => " (then clear it)",
-                    (true, false) => " (then set it)",
-                }
-            ),
-        }
-    }
-}
-
-/// A record's update, decoded (SPEC §1; EC-3: 0x0N and 0x1N alike).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Update {
-    /// NONE.
-    None,
-    /// EVT_SET (true) or EVT_CLR (false).
-    Event {
-        /// The event.
-        idx: u8,
-        /// Set or clear.
-        set: bool,
-    },
-    /// SEM_INC, SEM_DEC, SEM_ADD_IMM, SEM_SUB_IMM: `sem[idx] += delta`, wrapping.
-    SemAdd {
-        /// The semaphore.
-        idx: u8,
-        /// The (wrapped) addend.
-        delta: i32,
-    },
-    /// SEM_WR_IMM: `sem[idx] = value`.
-    SemWrite {
-        /// The semaphore.
-        idx: u8,
-        /// The value.
-        value: i32,
-    },
-}
-
-impl Update {
-    /// Decodes a validated events band (EC-2: no register forms reach here).
-    pub fn from_events(ev: &Events) -> Update {
-        let idx = ev.update_idx;
-        let value = ev.semaphore_value as i32;
-        match ev.update_mode.base() {
-            UpdateMode::EVT_SET => Update::Event { idx, set: true },
-            UpdateMode::EVT_CLR => Update::Event { idx, set: false },
-            UpdateMode::SEM_INC => Update::SemAdd { idx, delta: 1 },
-            UpdateMode::SEM_DEC => Update::SemAdd { idx, delta: -1 },
-            UpdateMode::SEM_ADD_IMM => Update::SemAdd { idx, delta: value },
-            UpdateMode::SEM_SUB_IMM => Update::SemAdd {
-                idx,
-                delta: value.wrapping_neg(),
-            },
-            UpdateMode::SEM_WR_IMM => Update::SemWrite { idx, value },
-            _ => Update::None,
-        }
-    }
-}
 
 /// An engine that cannot go on: where it stands and what it waits for.
 #[derive(Clone, Debug, PartialEq, Eq)]

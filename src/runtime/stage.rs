@@ -6,161 +6,25 @@
 //! (EC-22: a VAR_ID naming no variable is rejected) and check its footprint
 //! (EC-23, `emu_footprint_in_bounds`). The first failure stops staging. The
 //! variables are laid out in DRAM (EC-18) and each record is decoded once
-//! into the [`Op`] the scheduler runs.
+//! into the [`Op`] the scheduler runs. What it writes, the [`Staged`]
+//! program, is data only (`staged.rs`), read by the scheduler, the held-DRAM
+//! plan and the timeline.
 
-use super::dma::{self, DmaPlan, FootprintFault};
+use super::dma::{self, FootprintFault};
 use super::image::DramImage;
 use super::lower::{Block, LowerError, Rejected, lower};
-use super::program::{Program, Role, VariableError};
-use super::sched::{Update, Wait};
+use super::program::{Dram, Program, Slot, VariableError};
+use super::staged::{Cond, Op, Staged, Step, To, Update, Wait};
 use crate::device::Validated;
 use crate::files::HostBytes;
 use crate::isa::control::{DmaMemcpy, alu, cmp, off, target};
 use crate::isa::enums::Engine;
 use crate::isa::opcode::{Opcode, OpcodeClass};
-use crate::isa::record::Record;
 use crate::isa::stream::{StreamError, records};
 use crate::isa::validate::{InvalidRecord, Target};
 use crate::limits::{Arch, RECORD_BYTES};
 use std::borrow::Cow;
 use std::fmt;
-
-/// One variable's place in DRAM.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Slot {
-    pub name: String,
-    pub id: u32,
-    pub role: Role,
-    pub base: u64,
-    pub len: u64,
-}
-
-/// EC-18: the DRAM layout: each variable's byte range, and the ranges that
-/// physical DRAM addresses may touch.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Dram {
-    pub slots: Vec<Slot>,
-    /// Variable ranges with adjacent ones merged, sorted.
-    covered: Vec<(u64, u64)>,
-    pub size: u64,
-}
-
-impl Dram {
-    pub fn by_id(&self, id: u32) -> Option<&Slot> {
-        self.slots.iter().find(|s| s.id == id)
-    }
-
-    /// True when `[lo, hi)` lies inside declared variables (one merged range).
-    pub fn covered(&self, lo: i128, hi: i128) -> bool {
-        if lo < 0 {
-            return false;
-        }
-        let i = self
-            .covered
-            .partition_point(|&(_, end)| (end as i128) <= lo);
-        self.covered
-            .get(i)
-            .is_some_and(|&(b, e)| b as i128 <= lo && hi <= e as i128)
-    }
-}
-
-/// What a record does, decoded once at staging.
-#[derive(Clone, Debug)]
-pub(crate) enum Op {
-    /// EVENT_SEMAPHORE, DRAIN: only the events band (EC-24).
-    Events,
-    /// A kernel-table record or MaxPoolSelect (every kernel docs/kernels.md
-    /// marks executed; validation has refused the others by name) through the
-    /// POOL engine's dispatch.
-    Pool(Validated),
-    /// EC-26.
-    Mov32 { reg: u8, value: u32 },
-    /// EC-27: `reg[dst] = reg[src] + imm` (SUB stored as the negated immediate).
-    CtrlAl { dst: u8, src: u8, imm: i32 },
-    /// EC-28.
-    Branch { cond: Cond, to: To },
-    /// EC-23.
-    Dma(Box<DmaPlan>),
-}
-
-/// A COMPARE_BRANCH condition (EC-28).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cond {
-    Always,
-    Eq { reg: u8, imm: u32 },
-    Gt { reg: u8, imm: i32 },
-}
-
-/// A COMPARE_BRANCH target (EC-28).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum To {
-    /// An absolute byte offset, from REL_IMM (may be anything; checked when taken).
-    Offset(i64),
-    /// `reg[lo] | reg[hi] << 32`.
-    Registers { lo: u8, hi: u8 },
-}
-
-/// One staged record.
-#[derive(Clone, Debug)]
-pub(crate) struct Step {
-    pub offset: usize,
-    pub record: Record,
-    pub wait: Wait,
-    pub update: Update,
-    pub op: Op,
-    /// EC-29: an exit point: reaching this record by falling through ends the engine.
-    pub exit: bool,
-}
-
-/// A program that passed staging: what [`super::Machine`] runs.
-#[derive(Clone, Debug)]
-pub struct Staged {
-    pub(crate) arch: Arch,
-    pub(crate) steps: [Vec<Step>; 5],
-    /// EC-30: each engine's blocks, staged in one instruction address space.
-    pub(crate) blocks: [Vec<Block>; 5],
-    /// EC-29: each engine's exit points (lowered byte offsets).
-    pub(crate) exits: [Vec<usize>; 5],
-    pub(crate) dram: Dram,
-    /// The DRAM image at start: inputs filled, everything else zero.
-    pub(crate) dram_init: DramImage,
-}
-
-impl Staged {
-    /// The generation.
-    pub fn arch(&self) -> Arch {
-        self.arch
-    }
-
-    /// Records in `engine`'s stream.
-    pub fn records(&self, engine: Engine) -> usize {
-        self.steps[engine as usize].len()
-    }
-
-    /// EC-30: `engine`'s blocks after lowering, with their staging addresses
-    /// (engines in order PE..SP, back to back in one instruction address space).
-    pub fn blocks(&self, engine: Engine) -> &[Block] {
-        &self.blocks[engine as usize]
-    }
-
-    /// EC-29: `engine`'s exit points, lowered byte offsets.
-    pub fn exits(&self, engine: Engine) -> &[usize] {
-        &self.exits[engine as usize]
-    }
-
-    /// Bytes of DRAM the variables occupy (padding included).
-    pub fn dram_bytes(&self) -> u64 {
-        self.dram.size
-    }
-
-    /// `(name, base address, bytes)` of every variable, in layout order.
-    pub fn layout(&self) -> impl Iterator<Item = (&str, u64, u64)> {
-        self.dram
-            .slots
-            .iter()
-            .map(|s| (s.name.as_str(), s.base, s.len))
-    }
-}
 
 /// Why a program was rejected before anything ran.
 #[derive(Debug)]
@@ -315,18 +179,7 @@ fn stage_with(
             len: v.bytes().unwrap_or(0),
         })
         .collect();
-    let mut covered: Vec<(u64, u64)> = Vec::new();
-    for s in &slots {
-        match covered.last_mut() {
-            Some(last) if last.1 == s.base => last.1 = s.base + s.len,
-            _ => covered.push((s.base, s.base + s.len)),
-        }
-    }
-    let dram = Dram {
-        slots,
-        covered,
-        size,
-    };
+    let dram = Dram::new(slots, size);
     let mut steps: [Vec<Step>; 5] = Default::default();
     let mut blocks: [Vec<Block>; 5] = Default::default();
     let mut exits: [Vec<usize>; 5] = Default::default();

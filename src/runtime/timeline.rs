@@ -20,8 +20,7 @@
 //! are estimates of nothing measured (TL-1): the timeline shows a program's
 //! shape (what waits for what, what overlaps), not its speed on hardware.
 
-use super::sched::{Update, Wait};
-use super::stage::{Op, Staged, Step};
+use super::staged::{Op, Staged, Step, Update, Wait};
 use crate::isa::enums::Engine;
 use crate::isa::text::disasm_record;
 use crate::limits::{NUM_EVENTS, NUM_SEMAPHORES};

@@ -965,7 +965,7 @@ fn random_kernel_streams_agree_bit_for_bit() {
     assert!(kernels >= 2000, "{kernels} new-kernel records");
 }
 
-/// The portability test translates `kernels::every_pipeline()`; this keeps
+/// The portability test translates `test_support::every_pipeline()`; this keeps
 /// that list honest: every pipeline the encoders ask for, for random valid
 /// Pool, rows-path and new-kernel records on every adapter setting, is in it.
 /// No GPU needed.
@@ -976,7 +976,8 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
     use tpb_emu::device::Validated;
     use tpb_emu::device::gpu::batch::EncodeCx;
     use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::gpu::kernels::{Shader, every_pipeline, is_listed};
+    use tpb_emu::device::gpu::kernels::Shader;
+    use tpb_emu::device::gpu::test_support::{every_pipeline, is_listed};
     let pool: HashSet<_> = every_pipeline()
         .into_iter()
         .filter(|k| k.shader == Shader::Pool)
@@ -1244,7 +1245,7 @@ fn the_dense_elementwise_path_matches_the_cpu() {
         let key = encoded_key(r, 64, true);
         assert_eq!(key.entry, "elementwise_dense", "{key:?}\n{text}");
         assert!(
-            tpb_emu::device::gpu::kernels::is_listed(&key),
+            tpb_emu::device::gpu::test_support::is_listed(&key),
             "not listed: {key:?}"
         );
         assert_records_agree(&mut gpu_exec, &[*r], &mem, "dense path");

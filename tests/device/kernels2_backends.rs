@@ -325,7 +325,7 @@ fn the_vec4_cross_lane_fold_matches_the_cpu() {
 /// first: a fold in any other order (docs/gpu.md tried one in 64 parts)
 /// fails here, where the short random streams did not. On llvmpipe a fold
 /// of nac·(M + 1) > 61,440 loop iterations (15/16 of 65,535) runs on the CPU
-/// reference (`params::loop_budget`; the kernel gave wrong sums past
+/// reference (`tuning::loop_budget`; the kernel gave wrong sums past
 /// 127 × 514), and 127 × 480 (61,087) still runs as the kernel.
 #[test]
 fn large_all_axis_folds_match_the_cpu() {

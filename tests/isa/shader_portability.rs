@@ -1,5 +1,5 @@
 //! Every pipeline the device can create, on every API a laptop has: each
-//! pipeline of the kernel library (`kernels::every_pipeline`, the code's own
+//! pipeline of the kernel library (`test_support::every_pipeline`, the code's own
 //! list) has its override constants applied and is translated by naga — the
 //! translator wgpu uses — to SPIR-V (Vulkan), MSL 2.1 (Metal), HLSL SM 5.1
 //! and 6.0 (DX12) and GLSL ES 3.10 and desktop 4.30 (GL). One pipeline per
@@ -13,7 +13,8 @@ use naga::{Module, ShaderStage};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Command;
-use tpb_emu::device::gpu::kernels::{PipelineKey, Shader, every_pipeline};
+use tpb_emu::device::gpu::kernels::{PipelineKey, Shader};
+use tpb_emu::device::gpu::test_support::every_pipeline;
 
 /// A program parsed and validated with the capabilities every backend has.
 fn parse(shader: Shader) -> (Module, ModuleInfo) {

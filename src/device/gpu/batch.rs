@@ -13,35 +13,13 @@ use super::context::DeviceError;
 use super::kernels::{Kernels, PARAMS_BYTES, PipelineKey, Shader};
 use super::memory::GpuMemory;
 use super::timer::Timer;
-use crate::limits::Arch;
+use super::types::Span;
 use std::time::Duration;
+
+pub use super::types::EncodeCx;
 
 /// Most dispatches recorded into one submission; longer batches are split.
 pub const DISPATCHES_PER_SUBMIT: usize = 16_384;
-
-/// What a kernel family's encoder needs to know of the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EncodeCx {
-    /// The generation of the device memory.
-    pub arch: Arch,
-    /// The adapter's most workgroups per grid dimension.
-    pub max_x: u32,
-    /// Pool's `pool_rows`: most runs of 4 outputs per invocation
-    /// ([`super::params::rows_max_chunks`]).
-    pub rows_max_chunks: u32,
-    /// Pool AVG: add in integer arithmetic (`ADD_BY_BITS`,
-    /// [`super::params::add_by_bits`]).
-    pub add_by_bits: bool,
-    /// Elementwise row path: most positions per invocation
-    /// ([`super::params::row_per_max`]).
-    pub row_per_max: u32,
-    /// CrossLaneReduce: most vec4s per lane per invocation (1 or 4,
-    /// [`super::params::clr_quads_max`]).
-    pub clr_quads_max: u32,
-    /// The most loop iterations one invocation may make
-    /// ([`super::params::loop_budget`]); `None`: no limit.
-    pub loop_budget: Option<u64>,
-}
 
 /// One kernel dispatch, encoded: its pipeline, its parameter block (at most
 /// [`PARAMS_BYTES`]) and its grid.
@@ -55,10 +33,6 @@ pub struct Dispatch {
     pub grid: (u32, u32),
 }
 
-/// A span the host's bytes move along: `(memory byte, staging byte,
-/// bytes)`, all multiples of 4.
-pub type Span = (u64, u64, u64);
-
 /// One step of a batch, in program order.
 #[derive(Clone, Debug)]
 pub enum Command {
@@ -66,8 +40,9 @@ pub enum Command {
     Dispatch(Dispatch),
     /// Copy commands between memory and a DMA's own staging (an upload
     /// belt slice, or a read-back buffer: [`super::memory::Route::Own`]), for
-    /// few or long spans ([`by_copies`]: a copy command moves bytes faster
-    /// than a kernel, but costs more per span); up into memory, or down.
+    /// few or long spans ([`super::memory::by_copies`]: a copy command moves
+    /// bytes faster than a kernel, but costs more per span); up into memory,
+    /// or down.
     Copy {
         /// Up (true) or down.
         upload: bool,
@@ -76,18 +51,6 @@ pub enum Command {
         /// The staging buffer ([`super::memory::Route::Own`]).
         buffer: wgpu::Buffer,
     },
-}
-
-/// Spans at most this many, or of at least [`LONG_SPAN`] bytes on average,
-/// move by copy commands rather than a spans dispatch.
-const FEW_SPANS: usize = 4;
-/// See [`FEW_SPANS`].
-const LONG_SPAN: u64 = 4096;
-
-/// True when `spans` move best by copy commands: they are few, or long.
-pub fn by_copies(spans: &[Span]) -> bool {
-    let bytes: u64 = spans.iter().map(|s| s.2).sum();
-    spans.len() <= FEW_SPANS || bytes >= LONG_SPAN * spans.len() as u64
 }
 
 /// The host's side of a batch: the bytes its uploads copy (the front of
@@ -114,9 +77,9 @@ impl Staged {
     }
 
     /// Adds the spans `(memory byte, staging byte, bytes)` (multiples of 4;
-    /// many short ones: the others move by copy commands, [`by_copies`])
-    /// and returns the dispatch that moves them: up into memory, or down
-    /// into the captures.
+    /// many short ones: the others move by copy commands,
+    /// [`super::memory::by_copies`]) and returns the dispatch that moves
+    /// them: up into memory, or down into the captures.
     pub fn add(&mut self, spans: &[Span], upload: bool, max_x: u32) -> Command {
         let first = self.spans.len() as u32;
         for &(at, off, len) in spans {

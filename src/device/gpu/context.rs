@@ -123,7 +123,7 @@ pub fn unsuitable(adapter: &wgpu::Adapter) -> Option<String> {
     let limits = adapter.limits();
     let need = crate::limits::Arch::ALL
         .iter()
-        .map(|&a| super::memory::memory_bytes(a))
+        .map(|&a| super::types::memory_bytes(a))
         .max()
         .unwrap_or(0);
     if !compute {

@@ -4,9 +4,9 @@
 //! piece of an element (copying bytes). Conversion is the one override
 //! constant, so the family has two pipelines.
 
-use super::batch::{Dispatch, EncodeCx};
+use super::batch::Dispatch;
 use super::kernels::{PipelineKey, Shader, grid};
-use super::memory::{memory_bytes, region_base};
+use super::types::{EncodeCx, memory_bytes, region_base};
 use crate::device::ops::{ChipDma, ChipWalk, Place};
 use bytemuck::{Pod, Zeroable};
 

@@ -5,9 +5,9 @@
 //! three; the family's dtypes and op are override constants, so each variant
 //! compiles once.
 
-use super::batch::{Dispatch, EncodeCx};
+use super::batch::Dispatch;
 use super::kernels::{PipelineKey, Shader, grid, in_order};
-use super::memory::region_base;
+use super::types::{EncodeCx, region_base};
 use crate::device::ops::copy::{Conversion, CopyOp};
 use crate::device::ops::iota::IotaOp;
 use crate::device::ops::pool::Side;
@@ -78,7 +78,7 @@ const _: () = assert!(offset_of!(ElemParams, channels) == 176);
 const _: () = assert!(offset_of!(ElemParams, iota_base) == 196);
 
 /// Positions per invocation on the row path, largest first, up to the
-/// adapter's [`super::params::row_per_max`].
+/// adapter's [`super::tuning::row_per_max`].
 const ROW_PER: [u32; 5] = [64, 32, 16, 8, 4];
 /// Positions per invocation when some walk leaves its row within a segment.
 const WALK_PER: u32 = 8;

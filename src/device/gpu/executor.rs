@@ -12,15 +12,14 @@
 //! DRAM may instead take a capture ([`Executor::capture`]): a copy of its
 //! source queued behind the ops, collected with others in one wait.
 
-use super::batch::{self, Command, Dispatch, EncodeCx, Span, Staged};
+use super::batch::{self, Command, Dispatch, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
-use super::params::{
-    add_by_bits, clr_quads_max, fits_loop_budget, loop_budget, row_per_max, rows_max_chunks,
-};
+use super::params::fits_loop_budget;
 use super::staging::{Mapped, Staging};
+use super::types::{EncodeCx, Span};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};
@@ -137,21 +136,21 @@ impl<'g> GpuExecutor<'g> {
     }
 
     /// Overrides how many runs of 4 outputs Pool's `pool_rows` folds per
-    /// invocation (1, 2 or 4; [`rows_max_chunks`] of the adapter by default):
+    /// invocation (1, 2 or 4; [`rows_max_chunks`](super::tuning::rows_max_chunks) of the adapter by default):
     /// for tests that run the other adapters' choice, and for tuning.
     pub fn set_rows_max_chunks(&mut self, max: u32) {
         self.cx.rows_max_chunks = max;
     }
 
     /// Overrides the most positions an elementwise row-path invocation
-    /// takes ([`row_per_max`] of the adapter by default): for tests that run
+    /// takes ([`row_per_max`](super::tuning::row_per_max) of the adapter by default): for tests that run
     /// the other adapters' choice, and for tuning.
     pub fn set_row_per_max(&mut self, max: u32) {
         self.cx.row_per_max = max;
     }
 
     /// Overrides the most vec4s per lane a CrossLaneReduce invocation folds
-    /// ([`clr_quads_max`] of the adapter by default): 4 for `max` ≥ 4, else
+    /// ([`clr_quads_max`](super::tuning::clr_quads_max) of the adapter by default): 4 for `max` ≥ 4, else
     /// 1 (the shader's two choices), for tests that run the other adapters'
     /// choice, and for tuning.
     pub fn set_clr_quads_max(&mut self, max: u32) {
@@ -221,7 +220,7 @@ impl<'g> GpuExecutor<'g> {
         self.chip_dmas
     }
 
-    /// Overrides how Pool AVG adds ([`add_by_bits`] of the adapter by
+    /// Overrides how Pool AVG adds ([`add_by_bits`](super::tuning::add_by_bits) of the adapter by
     /// default), so tests run both sums on one adapter.
     pub fn set_add_by_bits(&mut self, on: bool) {
         self.cx.add_by_bits = on;
@@ -346,21 +345,6 @@ impl<'g> GpuExecutor<'g> {
     /// that the host's copy lacks.
     fn any_newer(&self, ranges: &[HostRange]) -> bool {
         ranges.iter().any(|r| self.newer.clip(r).is_some())
-    }
-}
-
-impl EncodeCx {
-    /// The encoding context of `gpu`'s adapter for memory of `arch`.
-    pub fn of(gpu: &Gpu, arch: Arch) -> EncodeCx {
-        EncodeCx {
-            arch,
-            max_x: gpu.device.limits().max_compute_workgroups_per_dimension,
-            rows_max_chunks: rows_max_chunks(gpu.adapter.device_type),
-            add_by_bits: add_by_bits(gpu.adapter.device_type),
-            row_per_max: row_per_max(gpu.adapter.device_type),
-            clr_quads_max: clr_quads_max(gpu.adapter.device_type),
-            loop_budget: loop_budget(gpu.adapter.device_type),
-        }
     }
 }
 

@@ -5,9 +5,9 @@
 //! dtypes and the zero/equality tests are override constants, so each
 //! variant compiles once; [`variants`] lists every set this module produces.
 
-use super::batch::{Dispatch, EncodeCx};
+use super::batch::Dispatch;
 use super::kernels::{PipelineKey, Shader, grid, in_order};
-use super::memory::region_base;
+use super::types::{EncodeCx, region_base};
 use crate::device::ops::cross_lane::{ClrOp, Fold};
 use crate::device::ops::nonzero::NzOp;
 use crate::device::ops::pool::Side;

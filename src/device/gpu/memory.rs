@@ -5,27 +5,12 @@
 //! [`crate::device::Executor::hold_dram`]), addressed flat. Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
-use super::batch::{Span, by_copies};
 use super::context::{DeviceError, Gpu};
-use super::staging::{ReadPool, Staging, UPLOAD_CHUNK};
-use crate::device::exec::{HostRange, HostWrite};
-use crate::device::memory::DeviceMemory;
+use super::staging::{ReadPool, UPLOAD_CHUNK, read_spans};
+use super::types::{Span, memory_bytes, region_base};
+use crate::device::memory::{DeviceMemory, HostRange, HostWrite};
 use crate::isa::tensor::Region;
-use crate::limits::{Arch, PARTITIONS};
-
-/// Byte offset of a region's partition 0 in the GPU memory buffer: SBUF, then PSUM.
-pub fn region_base(region: Region, arch: Arch) -> u32 {
-    match region {
-        Region::Sbuf => 0,
-        Region::Psum => PARTITIONS * Region::Sbuf.active_bytes(arch),
-    }
-}
-
-/// Bytes of SBUF and PSUM in the GPU memory buffer for `arch`: where held
-/// DRAM starts.
-pub fn memory_bytes(arch: Arch) -> u64 {
-    PARTITIONS as u64 * (Region::Sbuf.active_bytes(arch) + Region::Psum.active_bytes(arch)) as u64
-}
+use crate::limits::Arch;
 
 /// Copies SBUF then PSUM of `mem` into one byte vector in the buffer layout.
 pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
@@ -216,7 +201,7 @@ impl<'g> GpuMemory<'g> {
     /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
     /// a widened range stays in its partition, and the widening bytes are
     /// `mem`'s too), and the route they take: few or long spans
-    /// ([`super::batch::by_copies`]) a slice of the upload belt of their
+    /// ([`by_copies`]) a slice of the upload belt of their
     /// own, their bytes written straight into its mapping (spans from the
     /// slice's offset in its chunk); others the batch's, their bytes
     /// appended to `data` ([`super::batch::Staged`]).
@@ -522,16 +507,16 @@ fn words(r: &HostRange) -> (usize, usize) {
     (r.bytes.start & !3, r.bytes.end.next_multiple_of(4))
 }
 
-/// Reads a whole buffer back to the host through a staging buffer.
-pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
-    let size = buf.size();
-    read_spans(
-        gpu,
-        &ReadPool::default(),
-        size,
-        |enc, staging| enc.copy_buffer_to_buffer(buf, 0, staging, 0, size),
-        |b| b.to_vec(),
-    )
+/// Spans at most this many, or of at least [`LONG_SPAN`] bytes on average,
+/// move by copy commands rather than a spans dispatch.
+const FEW_SPANS: usize = 4;
+/// See [`FEW_SPANS`].
+const LONG_SPAN: u64 = 4096;
+
+/// True when `spans` move best by copy commands: they are few, or long.
+pub fn by_copies(spans: &[Span]) -> bool {
+    let bytes: u64 = spans.iter().map(|s| s.2).sum();
+    spans.len() <= FEW_SPANS || bytes >= LONG_SPAN * spans.len() as u64
 }
 
 /// Where each of a capture's ranges lies in its staging buffer.
@@ -547,28 +532,4 @@ pub enum Route {
     /// A [`super::batch::Staged`] spans dispatch through the batch's
     /// staging buffer.
     Batch,
-}
-
-/// Hands `read` the `size` bytes that `copy` gathers into a staging buffer
-/// of `pool`: one submission, one wait.
-fn read_spans<T>(
-    gpu: &Gpu,
-    pool: &ReadPool,
-    size: u64,
-    copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
-    read: impl FnOnce(&[u8]) -> T,
-) -> Result<T, DeviceError> {
-    let buf = pool.take(gpu, size)?;
-    let buf = gpu.scoped(|| {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        copy(&mut enc, &buf);
-        gpu.queue.submit([enc.finish()]);
-        buf
-    })?;
-    let staging = Staging::map(buf, size);
-    gpu.wait()?;
-    let mapped = staging.open()?;
-    let out = read(mapped.bytes());
-    mapped.release(pool);
-    Ok(out)
 }

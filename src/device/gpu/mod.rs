@@ -6,7 +6,11 @@
 //! library and one pipeline cache); each kernel family encodes its op as a
 //! [`batch::Dispatch`] ([`pool`], `elementwise`), and [`batch::run`] runs a batch of them
 //! on the memory. [`GpuExecutor`] puts these together behind the
-//! [`crate::device::Executor`] contract.
+//! [`crate::device::Executor`] contract. [`types`] is the leaf every file
+//! may use, [`tuning`] what the encoders choose by the adapter's type, and
+//! [`test_support`] lists every pipeline the families can ask for, for the
+//! tests. The files import each other without a cycle
+//! (`tests/isa/layers.rs`).
 
 pub mod batch;
 pub mod context;
@@ -21,7 +25,10 @@ pub(crate) mod newer;
 pub mod params;
 pub mod pool;
 pub mod staging;
+pub mod test_support;
 pub(crate) mod timer;
+pub mod tuning;
+pub mod types;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;

@@ -4,7 +4,7 @@
 //! a DMA's footprint that lies in them, and at the end of a run all of them —
 //! because everywhere else the host's copy is already current.
 
-use crate::device::exec::HostRange;
+use crate::device::memory::HostRange;
 use crate::device::ops::Op;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};

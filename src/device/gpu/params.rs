@@ -1,13 +1,14 @@
 //! The per-record parameter block shared with shaders/pool.wgsl.
 
-use super::batch::EncodeCx;
-use super::memory::region_base;
+use super::types::{EncodeCx, region_base};
 use crate::device::convert::OutType;
 use crate::device::ops::Op;
 use crate::device::ops::pool::{Func, PoolOp, Side};
 use crate::limits::Arch;
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
+
+pub use super::tuning::rows_max_chunks;
 
 /// `struct Params` of shaders/pool.wgsl, field for field.
 #[repr(C)]
@@ -218,56 +219,8 @@ pub fn rows_path(op: &PoolOp) -> bool {
             .all(|(st, d)| d == k || (st * size) % 16 == 0)
 }
 
-/// Most runs of 4 outputs one `pool_rows` invocation folds on an adapter
-/// of type `device_type`. A software rasterizer (llvmpipe) runs a few
-/// invocations per CPU core at a time and pays per invocation for the
-/// coordinate arithmetic, so 4 runs (16 outputs) spread it over more bytes
-/// (lavapipe, the 16 MiB MAX 2×2 of `tpb-emu bench pool`: 1, 2, 4, 8 runs
-/// took 4.9, 4.0, 2.9, 3.0 ms beside a 2.5 ms copy). A hardware GPU wants adjacent invocations to read
-/// adjacent bytes, so each reads one run: its two vec4 loads per window row
-/// then coalesce across a warp (not yet measured on hardware).
-pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
-    match device_type {
-        wgpu::DeviceType::Cpu => 4,
-        _ => 1,
-    }
-}
-
-/// The most walk positions one invocation of the elementwise kernels' row
-/// path takes on an adapter of type `device_type`. llvmpipe pays per
-/// invocation (coordinates, addresses), so 64 positions spread that over
-/// more bytes (lavapipe, `tpb-emu bench pool`: Copy, Cast fp32→bf16 and ADD
-/// at 16 positions 0.47, 0.37, 0.47 of the copy kernel; at 64, 0.60, 0.47,
-/// 0.56). A hardware GPU keeps 16, so that adjacent invocations stay near
-/// adjacent bytes (not yet measured on hardware).
-pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
-    match device_type {
-        wgpu::DeviceType::Cpu => 64,
-        _ => 16,
-    }
-}
-
-/// The most loop iterations one invocation may make on llvmpipe: Mesa's
-/// gallivm counts every loop's back edges in one counter per invocation
-/// (`LP_MAX_TGSI_LOOP_ITERATIONS`, 65,535) and, when it runs out, leaves the
-/// loops and goes on — a silently wrong result, not an error. Measured on
-/// lavapipe (Mesa 22.3), an All-axis CrossLaneReduce of nac lanes × M
-/// elements in one invocation: 127 × 514 and 64 × 1,022 right, 127 × 515 and
-/// 64 × 1,023 wrong (a few more iterations than the shader's loops show).
-pub const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
-
-/// The loop iterations one invocation may make on an adapter of type
-/// `device_type`: [`LLVMPIPE_LOOP_ITERATIONS`] on a software rasterizer
-/// (lavapipe, and llvmpipe through GL), no limit on a hardware GPU.
-pub fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
-    match device_type {
-        wgpu::DeviceType::Cpu => Some(LLVMPIPE_LOOP_ITERATIONS),
-        _ => None,
-    }
-}
-
 /// Whether `op` can run as this adapter's kernel within its loop budget
-/// ([`loop_budget`]), its loop iterations per invocation kept to 15/16 of
+/// ([`super::tuning::loop_budget`]), its loop iterations per invocation kept to 15/16 of
 /// it (llvmpipe counts a few more than the shader shows); the executor runs
 /// an op that cannot on the CPU reference. Two kernels' loops grow with the
 /// record: Pool folds each window in one loop (`pool`: up to [`SEGMENT`]
@@ -290,34 +243,6 @@ pub fn fits_loop_budget(op: &Op, cx: &EncodeCx) -> bool {
         _ => return true,
     };
     iterations <= budget - budget / 16
-}
-
-/// The most vec4s per lane one CrossLaneReduce invocation folds (`QUADS` in
-/// `shaders/cross_lane.wgsl`) on an adapter of type `device_type`. llvmpipe
-/// runs 8 invocations side by side, so 4 vec4s each read 512 neighbouring
-/// bytes of a partition before the fold moves to the next partition, where 1
-/// reads 128 — too little for the CPU's prefetchers across 128 partitions
-/// (lavapipe, `tpb-emu bench pool`, 128 partitions × 16,384 fp32 ADD: 0.31 of
-/// the copy kernel at 1, 0.73–0.76 at 2, 0.81 at 4, 0.39 at 8, whose 32
-/// accumulators spill). A hardware GPU keeps 1: neighbouring invocations
-/// read neighbouring vec4s, and 4 times the invocations fill its cores.
-pub fn clr_quads_max(device_type: wgpu::DeviceType) -> u32 {
-    match device_type {
-        wgpu::DeviceType::Cpu => 4,
-        _ => 1,
-    }
-}
-
-/// Whether Pool AVG adds in integer arithmetic on an adapter of type
-/// `device_type` (`ADD_BY_BITS`). Integer adds give IEEE round-to-nearest-
-/// even bits whatever a backend's fast-math setting (Metal leaves it on;
-/// DXC may mark adds fast), so every hardware GPU uses them. A software
-/// rasterizer (llvmpipe) compiles SPIR-V and GLSL adds as IEEE adds and pays
-/// about 2.5x for the integer add (lavapipe: AVG 2x2 fp32 0.48 GB/s beside MAX's
-/// 1.20 under load), so it keeps its own adds; `tests/device/backends.rs` runs the
-/// integer adds on it too, bit for bit against the CPU.
-pub fn add_by_bits(device_type: wgpu::DeviceType) -> bool {
-    !matches!(device_type, wgpu::DeviceType::Cpu)
 }
 
 /// Runs of 4 outputs one `pool_rows` invocation folds: the largest of

@@ -1,9 +1,10 @@
 //! The Pool/MaxPoolSelect kernel family on the GPU: a [`PoolOp`] encoded as
 //! a dispatch of `shaders/pool.wgsl` (parameters: [`super::params`]).
 
-use super::batch::{Dispatch, EncodeCx};
+use super::batch::Dispatch;
 use super::kernels::{PipelineKey, Shader, grid};
 use super::params::{DstRun, MAX_UNROLLED_ROWS, OP_AVG, OP_MAX, OP_SELECT, PoolParams, Variant};
+use super::types::EncodeCx;
 use crate::device::convert::{InType, OutType};
 use crate::device::ops::pool::PoolOp;
 

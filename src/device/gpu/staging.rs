@@ -134,3 +134,39 @@ impl Mapped {
         pool.give_back(self.buf);
     }
 }
+
+/// Reads a whole buffer back to the host through a staging buffer.
+pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
+    let size = buf.size();
+    read_spans(
+        gpu,
+        &ReadPool::default(),
+        size,
+        |enc, staging| enc.copy_buffer_to_buffer(buf, 0, staging, 0, size),
+        |b| b.to_vec(),
+    )
+}
+
+/// Hands `read` the `size` bytes that `copy` gathers into a staging buffer
+/// of `pool`: one submission, one wait.
+pub(super) fn read_spans<T>(
+    gpu: &Gpu,
+    pool: &ReadPool,
+    size: u64,
+    copy: impl FnOnce(&mut wgpu::CommandEncoder, &wgpu::Buffer),
+    read: impl FnOnce(&[u8]) -> T,
+) -> Result<T, DeviceError> {
+    let buf = pool.take(gpu, size)?;
+    let buf = gpu.scoped(|| {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        copy(&mut enc, &buf);
+        gpu.queue.submit([enc.finish()]);
+        buf
+    })?;
+    let staging = Staging::map(buf, size);
+    gpu.wait()?;
+    let mapped = staging.open()?;
+    let out = read(mapped.bytes());
+    mapped.release(pool);
+    Ok(out)
+}

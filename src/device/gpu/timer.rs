@@ -1,7 +1,7 @@
 //! GPU timestamps around one compute pass, when the device has them.
 
 use super::context::{DeviceError, Gpu};
-use super::memory::read_buffer;
+use super::staging::read_buffer;
 use std::time::Duration;
 
 /// GPU timestamps around one compute pass, when the device has them.
