@@ -18,6 +18,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "gpu")]
+pub mod backend;
+
 use crate::device::{Executor, NoTrace, Trace};
 use crate::files::{FileError, HostBytes};
 use crate::isa::enums::{Dtype, Engine};

@@ -1,64 +1,20 @@
-//! `--backend gpu|cpu|auto`: opening the executor every executing command uses.
+//! `--backend gpu|cpu|auto`: the library's [`Backend`], with GPU failures
+//! mapped to the exit-code contract.
 
 use super::CliError;
-use crate::device::gpu::{BackendChoice, DeviceError, Gpu, GpuExecutor};
-use crate::device::{CpuExecutor, Executor};
-use crate::limits::Arch;
-
-/// An opened backend: the CPU reference or a GPU device.
-pub enum Backend {
-    /// The CPU reference executor.
-    Cpu,
-    /// A GPU device (the executor borrows it).
-    Gpu(Gpu),
-}
-
-impl Backend {
-    /// Opens what `choice` asks for. `gpu` without an adapter is exit 5;
-    /// `auto` without a hardware adapter falls back to the CPU backend.
-    pub fn open(choice: BackendChoice) -> Result<Backend, CliError> {
-        match choice {
-            BackendChoice::Cpu => Ok(Backend::Cpu),
-            BackendChoice::Gpu => Gpu::open(choice).map(Backend::Gpu).map_err(gpu_error),
-            BackendChoice::Auto => match Gpu::open(choice) {
-                Ok(g) => Ok(Backend::Gpu(g)),
-                Err(DeviceError::NoAdapter(_)) => Ok(Backend::Cpu),
-                Err(e) => Err(gpu_error(e)),
-            },
-        }
-    }
-
-    /// [`Backend::open`] for a program that may have no record for a device:
-    /// with `needs_device` false, `auto` opens no adapter and takes the CPU
-    /// backend (nothing would run on a GPU anyway); `gpu` still insists on one.
-    pub fn open_for(choice: BackendChoice, needs_device: bool) -> Result<Backend, CliError> {
-        if !needs_device && choice == BackendChoice::Auto {
-            return Ok(Backend::Cpu);
-        }
-        Backend::open(choice)
-    }
-
-    /// `cpu`, or `gpu (<adapter name>)`.
-    pub fn describe(&self) -> String {
-        match self {
-            Backend::Cpu => "cpu".into(),
-            Backend::Gpu(g) => format!("gpu: {}", g.adapter.name),
-        }
-    }
-
-    /// An executor for memory of `arch`.
-    pub fn executor(&self, arch: Arch) -> Result<Box<dyn Executor + '_>, CliError> {
-        Ok(match self {
-            Backend::Cpu => Box::new(CpuExecutor::default()),
-            Backend::Gpu(g) => Box::new(GpuExecutor::new(g, arch).map_err(gpu_error)?),
-        })
-    }
-}
+use crate::device::gpu::DeviceError;
+pub use tpb_emu::model::backend::Backend;
 
 /// Maps a GPU failure to the exit-code contract: no adapter is 5, the rest 1.
 pub fn gpu_error(e: DeviceError) -> CliError {
     match e {
         DeviceError::NoAdapter(_) => CliError::NoAdapter(e.to_string()),
         _ => CliError::Exec(e.to_string()),
+    }
+}
+
+impl From<DeviceError> for CliError {
+    fn from(e: DeviceError) -> CliError {
+        gpu_error(e)
     }
 }

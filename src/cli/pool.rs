@@ -27,7 +27,7 @@ use super::backend::Backend;
 use super::{CliError, check_paths, named, npy_bytes, png_bytes, write_npy};
 use crate::device::gpu::BackendChoice;
 use crate::files::Outputs;
-use crate::frontend::{self, Depth, PadRule, Pool, PoolMode, emit, read_tensor};
+use crate::frontend::{self, OptionError, Pool, PoolMode, PoolOptions, emit, read_tensor};
 use crate::isa::enums::Dtype;
 use crate::viz;
 use clap::ValueEnum;
@@ -144,27 +144,6 @@ fn usage(s: String) -> CliError {
     CliError::Usage(s)
 }
 
-/// Parses a per-axis value for an input of `spatial` axes (1, 2 or 3):
-/// `((H, W), D)`. One number stands for every axis; a 1-D input's height
-/// and any 1-D or 2-D input's depth are `lone` (a 1-D input also takes
-/// `H,W`, as `pool2d` always did).
-fn axes(flag: &str, s: &str, spatial: usize, lone: u32) -> Result<([u32; 2], u32), CliError> {
-    let v = list(flag, s)?;
-    match (spatial, &v[..]) {
-        (1, [a]) => Ok(([lone, *a], lone)),
-        (1 | 2, [a, b]) => Ok(([*a, *b], lone)),
-        (2, [a]) => Ok(([*a, *a], lone)),
-        (3, [a]) => Ok(([*a, *a], *a)),
-        (3, [d, h, w]) => Ok(([*h, *w], *d)),
-        (1 | 2, _) => Err(usage(format!(
-            "--{flag} {s}: expected one or two numbers (H,W)"
-        ))),
-        _ => Err(usage(format!(
-            "--{flag} {s}: expected one or three numbers (D,H,W)"
-        ))),
-    }
-}
-
 fn list(flag: &str, s: &str) -> Result<Vec<u32>, CliError> {
     s.split(',')
         .map(|t| {
@@ -175,66 +154,44 @@ fn list(flag: &str, s: &str) -> Result<Vec<u32>, CliError> {
         .collect()
 }
 
-/// The pooling parameters the arguments describe, for an input of `rank` axes.
+/// The pooling parameters the arguments describe, for an input of `rank`
+/// axes: the flags' numbers, mapped by the library's [`PoolOptions`].
 pub fn params(a: &PoolArgs, rank: usize) -> Result<Pool, CliError> {
-    let spatial = rank.saturating_sub(2).clamp(1, 3);
     let mode = match a.mode {
         ModeOpt::Max => PoolMode::Max,
         ModeOpt::Avg => PoolMode::Avg,
     };
-    let (kernel, kd) = axes("kernel", &a.kernel, spatial, 1)?;
-    let (stride, sd) = match &a.stride {
-        Some(s) => axes("stride", s, spatial, 1)?,
-        None => (kernel, kd),
-    };
-    let (dilation, dd) = match &a.dilation {
-        Some(s) => axes("dilation", s, spatial, 1)?,
-        None => ([1, 1], 1),
-    };
-    let (pads, pads_d, pad_rule) = match (&a.padding, &a.pads) {
-        (Some(s), _) => {
-            let ([ph, pw], pd) = axes("padding", s, spatial, 0)?;
-            ([ph, pw, ph, pw], [pd, pd], PadRule::Torch)
-        }
-        (None, Some(s)) => {
-            let p = match (spatial, &list("pads", s)?[..]) {
-                (1, [b, e]) => ([0, *b, 0, *e], [0, 0]),
-                (1 | 2, [t, l, b, r]) => ([*t, *l, *b, *r], [0, 0]),
-                (3, [f, t, l, bk, b, r]) => ([*t, *l, *b, *r], [*f, *bk]),
-                (1, _) => return Err(usage(format!("--pads {s}: expected BEGIN,END"))),
-                (2, _) => return Err(usage(format!("--pads {s}: expected TOP,LEFT,BOTTOM,RIGHT"))),
-                _ => {
-                    return Err(usage(format!(
-                        "--pads {s}: expected FRONT,TOP,LEFT,BACK,BOTTOM,RIGHT"
-                    )));
-                }
-            };
-            (p.0, p.1, PadRule::Onnx)
-        }
-        (None, None) => ([0; 4], [0, 0], PadRule::Torch),
-    };
-    if a.indices.is_some() && mode != PoolMode::Max {
-        return Err(usage("--indices needs --mode max".into()));
-    }
-    if a.count_include_pad && mode != PoolMode::Avg {
-        return Err(usage("--count-include-pad needs --mode avg".into()));
-    }
-    Ok(Pool {
-        mode,
-        kernel,
-        stride,
-        pads,
-        dilation,
+    let opt = |flag: &str, s: &Option<String>| s.as_ref().map(|s| list(flag, s)).transpose();
+    let opts = PoolOptions {
+        kernel: list("kernel", &a.kernel)?,
+        stride: opt("stride", &a.stride)?,
+        dilation: opt("dilation", &a.dilation)?,
+        padding: opt("padding", &a.padding)?,
+        pads: opt("pads", &a.pads)?,
         ceil_mode: a.ceil_mode,
         count_include_pad: a.count_include_pad,
         return_indices: a.indices.is_some(),
-        depth: Depth {
-            kernel: kd,
-            stride: sd,
-            pads: pads_d,
-            dilation: dd,
-        },
-        pad_rule,
+        ..PoolOptions::new(mode, Vec::new())
+    };
+    opts.to_pool(rank).map_err(|e| match e {
+        OptionError::Count { option, expected } => {
+            let given = match option {
+                "kernel" => Some(&a.kernel),
+                "stride" => a.stride.as_ref(),
+                "dilation" => a.dilation.as_ref(),
+                "padding" => a.padding.as_ref(),
+                _ => a.pads.as_ref(),
+            };
+            usage(format!(
+                "--{option} {}: {expected}",
+                given.map_or("", String::as_str)
+            ))
+        }
+        OptionError::BothPaddings => usage("--padding and --pads are exclusive".into()),
+        OptionError::Mode { option, .. } => usage(match option {
+            "return_indices" => "--indices needs --mode max".into(),
+            _ => "--count-include-pad needs --mode avg".into(),
+        }),
     })
 }
 

@@ -38,11 +38,13 @@
 mod build;
 pub mod demo;
 pub mod emit;
+mod options;
 mod plan;
 mod reference;
 mod tensor;
 
 pub use build::{Compiled, compile, compile_owned};
+pub use options::{OptionError, PoolOptions};
 pub use plan::{AxisGroup, Plan};
 pub use reference::reference;
 pub use tensor::{Tensor, read_tensor};

@@ -4,7 +4,7 @@ use super::{DTYPES, FrontendError};
 use crate::device::convert::{InType, load_f32};
 use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
-use crate::npy::{ElemKind, NpyError, read_npy};
+use crate::npy::{ElemKind, Npy, NpyError, read_npy};
 use std::path::Path;
 
 /// An array of one of the front end's dtypes ([`DTYPES`]).
@@ -88,36 +88,42 @@ impl Tensor {
 /// uint8 → uint8, and uint16 → bf16 bits when `bf16` is set (the only way
 /// to give bf16: NumPy has no such dtype).
 pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
-    let bad = |why: String| NpyError::Bad {
+    let npy = read_npy(path)?;
+    Tensor::from_npy(npy, bf16).map_err(|why| NpyError::Bad {
         path: path.to_owned(),
         why,
-    };
-    let npy = read_npy(path)?;
-    let ts = &npy.descr;
-    let dtype = match (npy.kind, npy.elem, bf16) {
-        (ElemKind::Uint, 2, true) => Dtype::BFLOAT16,
-        (_, _, true) => {
-            return Err(bad(format!(
-                "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
-            )));
-        }
-        (ElemKind::Float, 4, _) => Dtype::FP32,
-        (ElemKind::Float, 2, _) => Dtype::FP16,
-        (ElemKind::Uint, 1, _) => Dtype::UINT8,
-        (ElemKind::Uint, 2, _) => {
-            return Err(bad(
-                "a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into(),
-            ));
-        }
-        _ => {
-            return Err(bad(format!(
-                "dtype `{ts}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)"
-            )));
-        }
-    };
-    Ok(Tensor {
-        dtype,
-        shape: npy.shape,
-        data: npy.data,
     })
+}
+
+impl Tensor {
+    /// An array read as a front-end tensor ([`read_tensor`]'s rule):
+    /// float32 → fp32, float16 → fp16, uint8 → uint8, and uint16 → bf16
+    /// bits when `bf16` is set. `Err` says why the array is not pooled.
+    pub fn from_npy(npy: Npy, bf16: bool) -> Result<Tensor, String> {
+        let ts = &npy.descr;
+        let dtype = match (npy.kind, npy.elem, bf16) {
+            (ElemKind::Uint, 2, true) => Dtype::BFLOAT16,
+            (_, _, true) => {
+                return Err(format!(
+                    "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
+                ));
+            }
+            (ElemKind::Float, 4, _) => Dtype::FP32,
+            (ElemKind::Float, 2, _) => Dtype::FP16,
+            (ElemKind::Uint, 1, _) => Dtype::UINT8,
+            (ElemKind::Uint, 2, _) => {
+                return Err("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into());
+            }
+            _ => {
+                return Err(format!(
+                    "dtype `{ts}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)"
+                ));
+            }
+        };
+        Ok(Tensor {
+            dtype,
+            shape: npy.shape,
+            data: npy.data,
+        })
+    }
 }

@@ -1,0 +1,32 @@
+//! `import tpb_emu`: the Python bindings of the tpb-emu library (issue #34).
+//!
+//! The module holds no emulator logic of its own: every check, conversion
+//! and message is the library's, the same the `tpb-emu` CLI uses
+//! (`tpb_emu::model` for models, `tpb_emu::check` for streams,
+//! `tpb_emu::frontend` for pooling, `tpb_emu::backend` for backends). This
+//! crate only converts Python objects and NumPy arrays to the library's
+//! types and back, releases the GIL around the work, and maps each error
+//! to the exception of its exit-code family.
+
+mod arrays;
+mod errors;
+mod model;
+mod pool;
+mod stream;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn tpb_emu(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(stream::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::check, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::disasm, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::asm, m)?)?;
+    m.add_class::<model::Neff>()?;
+    m.add_class::<model::Program>()?;
+    m.add_function(wrap_pyfunction!(pool::pool, m)?)?;
+    Ok(())
+}
