@@ -404,3 +404,71 @@ where
         Ok((n, r))
     })
 }
+
+/// NEFFs made from their members, for the modules' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{HEADER_BYTES, Neff, NeffError, Options, gzip, write_tar};
+
+    /// A pkg-2 NEFF of `members`, its digest left out (read it with [`read`]).
+    pub(crate) fn neff_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let members: Vec<(String, Vec<u8>)> = members
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.clone()))
+            .collect();
+        let gz = gzip(&write_tar(&members));
+        let mut f = vec![0u8; HEADER_BYTES];
+        f[0..8].copy_from_slice(&2u64.to_le_bytes());
+        f[8..16].copy_from_slice(&(HEADER_BYTES as u64).to_le_bytes());
+        f[16..24].copy_from_slice(&(gz.len() as u64).to_le_bytes());
+        f[24..32].copy_from_slice(&2u64.to_le_bytes());
+        f.extend_from_slice(&gz);
+        f
+    }
+
+    /// Reads without the digest.
+    pub(crate) fn read(f: &[u8]) -> Result<Neff, NeffError> {
+        super::read(
+            f,
+            &Options {
+                verify: false,
+                ..Options::default()
+            },
+        )
+    }
+
+    /// A trigger of block `id` of queue `q` (NEFF-EC-4).
+    pub(crate) fn trigger(q: &str, id: u32) -> Vec<u8> {
+        let mut r = vec![0u8; 64];
+        r[0] = 0xC1;
+        r[1] = 0x10;
+        r[12..12 + q.len()].copy_from_slice(q.as_bytes());
+        r[48..52].copy_from_slice(&id.to_le_bytes());
+        r
+    }
+
+    /// A model: input `x` and output `y` (4 floats), the def.json variables
+    /// `x`, `y` then `extra_vars` (JSON object entries, each after a comma),
+    /// queue `q` (type in, semaphore 1), pool.json's `dma` array `dma` and
+    /// the pool stream `pool_bin`.
+    pub(crate) fn model(extra_vars: &str, dma: &str, pool_bin: Vec<u8>) -> Vec<u8> {
+        let kelf = r#"{"graphs":[{"definition":"sg00/def.json","name":"sg00"}],"version":"0.5","target":"*"}"#;
+        let neff_json = r#"{"nodes":[{"op":"null","name":"x","inputs":[]},
+            {"op":"tvm_op","name":"k","inputs":[[0,0,0]],"attrs":{"func_name":"__kelf","kelf":"kelf-a.json"}}],
+            "arg_nodes":[0],"heads":[[1,0,0]],"node_row_ptr":[0,1,2],
+            "attrs":{"shape":["list_shape",[[4],[4]]],"dltype":["list_str",["float32","float32"]],
+                     "output_names":["y"]}}"#;
+        let def = format!(
+            r#"{{"var":{{"x":{{"type":"input","var_id":0,"size":16}},"y":{{"type":"output","var_id":1,"size":16}}{extra_vars}}},
+                "dma_queue":{{"q":{{"type":"in","semaphore":1}}}},"pool":"pool.json"}}"#
+        );
+        let pool = format!(r#"{{"dma":{dma},"instr":"pool.bin"}}"#);
+        neff_of(&[
+            ("kelf-a.json", kelf.into()),
+            ("neff.json", neff_json.into()),
+            ("sg00/def.json", def.into_bytes()),
+            ("sg00/pool.json", pool.into_bytes()),
+            ("sg00/pool.bin", pool_bin),
+        ])
+    }
+}
