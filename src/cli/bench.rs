@@ -42,6 +42,11 @@ const MAP_WIDTH: u32 = 256;
 /// with the quarter-size output beside it.
 pub const DEFAULT_BYTES: u64 = 128 * 128 * 1024;
 
+/// The most records `--records` may ask for: the stream is held as decoded
+/// ops (about 200 bytes each), and a million already times the rate to a
+/// fraction of a percent; past it the allocation alone could abort.
+pub const MAX_SMALL_RECORDS: u32 = 1 << 20;
+
 /// Options of `bench pool`.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchArgs {
@@ -287,11 +292,17 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
     let lane_bytes = args.bytes / PARTITIONS as u64;
     let max_lane = Region::Sbuf.active_bytes(arch) as u64 * 4 / 5;
     if lane_bytes < 4 * 4 * MAP_WIDTH as u64 || lane_bytes > max_lane {
-        return Err(CliError::BadInput(format!(
+        return Err(CliError::Usage(format!(
             "--bytes {}: input per lane must be between {} and {} bytes (input + its quarter-size output fit SBUF)",
             args.bytes,
             16 * MAP_WIDTH,
             max_lane
+        )));
+    }
+    if args.small_records > MAX_SMALL_RECORDS {
+        return Err(CliError::Usage(format!(
+            "--records {}: at most {MAX_SMALL_RECORDS} (the stream is held in memory as decoded records)",
+            args.small_records
         )));
     }
     if !(0.0..=1.0).contains(&args.nonzero_fraction) {

@@ -29,6 +29,13 @@ use std::time::{Duration, Instant};
 /// Floats per row of the map.
 const WIDTH: u64 = 256;
 
+/// The most `--bytes` may ask for: the program's DRAM variables, the input
+/// and its quarter-size output, must fit the emulator's DRAM
+/// ([`crate::runtime::MAX_DRAM_BYTES`], 4 GiB: 3 GiB + 0.75 GiB do). A larger
+/// map is refused before anything is allocated (the input alone would be
+/// built first, and its allocation could abort).
+pub const MAX_BYTES: u64 = 3 << 30;
+
 /// Options of `bench program`.
 #[derive(Clone, Copy, Debug)]
 pub struct ProgramArgs {
@@ -63,6 +70,13 @@ pub struct ProgramReport {
 
 /// Runs `bench program`.
 pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, CliError> {
+    if args.bytes > MAX_BYTES {
+        return Err(CliError::Usage(format!(
+            "--bytes {}: at most {MAX_BYTES} (the input and its quarter-size output must fit the emulator's {} bytes of DRAM)",
+            args.bytes,
+            crate::runtime::MAX_DRAM_BYTES
+        )));
+    }
     let rows = (args.bytes / (128 * WIDTH * 4)).max(2) & !1;
     let shape = [1, 128, rows, WIDTH];
     let elems = (128 * rows * WIDTH) as usize;

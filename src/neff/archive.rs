@@ -144,25 +144,110 @@ fn pax(data: &[u8], path: &mut Option<String>, size: &mut Option<u64>) {
 /// §6 step 10: walks a ustar / pax / GNU tar held in `tar`. Errors are the
 /// detail of "failure while reading NEFF metadata".
 pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
-    if tar.is_empty() {
-        return Err("empty payload".into());
-    }
-    let mut idx = TarIndex::default();
-    // Stored members by name; a replaced one becomes None (archive order kept).
-    let mut kept: Vec<Option<Member>> = Vec::new();
-    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut pos = 0usize;
-    let mut next_path: Option<String> = None;
-    let mut next_size: Option<u64> = None;
-    while pos + BLOCK <= tar.len() {
-        let h = &tar[pos..pos + BLOCK];
-        if h.iter().all(|&b| b == 0) {
-            break;
+    let mut w = TarWalk::new(u64::MAX);
+    w.advance(tar, true)?;
+    w.finish(tar.len() as u64)
+}
+
+/// §6 step 10 as the tar arrives ([`super::inflate`] hands it over a piece
+/// at a time): the walk [`walk`] makes, told as soon as it is decided how
+/// much of the tar it can ever read, so that the bytes past that point need
+/// not be kept. Its result is [`walk`]'s on the whole tar.
+#[derive(Debug)]
+pub(crate) struct TarWalk {
+    /// The most bytes the whole tar may have (the inflation limit).
+    bound: u64,
+    /// The next header's offset.
+    pos: usize,
+    /// A pax `path` or GNU `L` name for the next entry.
+    next_path: Option<String>,
+    /// A pax `size` for the next entry.
+    next_size: Option<u64>,
+    /// Stored members by name; a replaced one becomes None (archive order kept).
+    kept: Vec<Option<Member>>,
+    by_name: std::collections::HashMap<String, usize>,
+    warnings: Vec<String>,
+    state: WalkState,
+}
+
+#[derive(Debug)]
+enum WalkState {
+    /// More headers may follow.
+    Walking,
+    /// The end of the archive (a zero block, or the end of the bytes).
+    Ended,
+    /// A header's error, decided by its bytes alone.
+    Failed(String),
+    /// A member whose declared end lies past `bound`: the tar either exceeds
+    /// the limit (inflation fails first) or ends inside it (this error, once
+    /// the tar's length is known).
+    Truncated {
+        name: String,
+        start: usize,
+        size: u64,
+    },
+}
+
+/// A failed allocation while walking: an error, not an abort.
+fn no_room<E>(_: E) -> String {
+    "out of memory while walking the tar".to_string()
+}
+
+impl TarWalk {
+    /// A walk of a tar that has at most `bound` bytes.
+    pub(crate) fn new(bound: u64) -> TarWalk {
+        TarWalk {
+            bound,
+            pos: 0,
+            next_path: None,
+            next_size: None,
+            kept: Vec::new(),
+            by_name: std::collections::HashMap::new(),
+            warnings: Vec::new(),
+            state: WalkState::Walking,
         }
-        let stored =
-            number(&h[148..156]).map_err(|_| format!("tar header checksum at byte {pos}"))?;
-        if stored != checksum(h) {
-            return Err(format!("tar header checksum at byte {pos}"));
+    }
+
+    /// Walks on over `tar`, the first bytes of the archive (`whole`: all of
+    /// it). Returns the length past which no byte can change the result, once
+    /// that is decided: the offset of the end-of-archive block, or of the
+    /// header that failed. An error only where memory ran out.
+    pub(crate) fn advance(&mut self, tar: &[u8], whole: bool) -> Result<Option<usize>, String> {
+        while let WalkState::Walking = self.state {
+            let pos = self.pos;
+            if pos.saturating_add(BLOCK) > tar.len() {
+                if whole {
+                    self.state = WalkState::Ended;
+                }
+                break;
+            }
+            match self.entry(&tar[pos..], pos, whole)? {
+                Some(next) => self.state = next,
+                // The entry's data is still to come.
+                None => break,
+            }
+        }
+        Ok(match self.state {
+            WalkState::Walking => None,
+            _ => Some(self.pos.min(tar.len())),
+        })
+    }
+
+    /// One entry whose header starts `rest` (at byte `pos` of the tar): the
+    /// next state (Walking again once the entry is taken), or None while its
+    /// data is still to come.
+    fn entry(&mut self, rest: &[u8], pos: usize, whole: bool) -> Result<Option<WalkState>, String> {
+        let h = &rest[..BLOCK];
+        if h.iter().all(|&b| b == 0) {
+            return Ok(Some(WalkState::Ended));
+        }
+        match number(&h[148..156]) {
+            Ok(stored) if stored == checksum(h) => {}
+            _ => {
+                return Ok(Some(WalkState::Failed(format!(
+                    "tar header checksum at byte {pos}"
+                ))));
+            }
         }
         let magic = &h[257..263];
         let mut name = String::from_utf8_lossy(field_str(&h[0..100])).into_owned();
@@ -174,52 +259,95 @@ pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
         }
         let size = match number(&h[124..136]) {
             Ok(s) => s,
-            Err(why) => return Err(format!("size of tar entry {name} at byte {pos} is {why}")),
+            Err(why) => {
+                return Ok(Some(WalkState::Failed(format!(
+                    "size of tar entry {name} at byte {pos} is {why}"
+                ))));
+            }
         };
-        let size = next_size.take().unwrap_or(size);
-        if let Some(p) = next_path.take() {
-            name = p;
+        let size = self.next_size.unwrap_or(size);
+        if let Some(p) = &self.next_path {
+            name.clone_from(p);
         }
         let start = pos + BLOCK;
-        let avail = (tar.len() - start) as u64;
+        let avail = (rest.len() - BLOCK) as u64;
         if size > avail {
-            return Err(format!("member {name} truncated ({avail} of {size} bytes)"));
+            // The data is not all here: the tar is short (an error), or the
+            // data is still to come, or it would pass the bound.
+            return Ok(if whole {
+                Some(WalkState::Failed(format!(
+                    "member {name} truncated ({avail} of {size} bytes)"
+                )))
+            } else if size > self.bound.saturating_sub(start as u64) {
+                Some(WalkState::Truncated { name, start, size })
+            } else {
+                None
+            });
         }
+        // Taken: the pax and GNU names apply to this entry only.
+        self.next_size = None;
+        self.next_path = None;
         let end = start + size as usize;
-        let data = &tar[start..end];
+        let data = &rest[BLOCK..BLOCK + size as usize];
         match h[156] {
-            b'x' => pax(data, &mut next_path, &mut next_size),
+            b'x' => pax(data, &mut self.next_path, &mut self.next_size),
             b'g' | b'K' => {}
-            b'L' => next_path = Some(String::from_utf8_lossy(field_str(data)).into_owned()),
+            b'L' => self.next_path = Some(String::from_utf8_lossy(field_str(data)).into_owned()),
             b'5' => {}
             b'0' | 0 | b'7' => {
                 let name = name.strip_prefix("./").unwrap_or(&name).to_string();
                 if !name.ends_with(SKIPPED_SUFFIX) {
-                    if let Some(i) = by_name.insert(name.clone(), kept.len()) {
-                        idx.warnings.push(format!(
+                    self.kept.try_reserve(1).map_err(no_room)?;
+                    self.by_name.try_reserve(1).map_err(no_room)?;
+                    if let Some(i) = self.by_name.insert(name.clone(), self.kept.len()) {
+                        self.warn(format!(
                             "duplicate NEFF member {name}: the last one is used"
-                        ));
-                        kept[i] = None;
+                        ))?;
+                        self.kept[i] = None;
                     }
-                    kept.push(Some(Member {
+                    self.kept.push(Some(Member {
                         name,
                         header_at: pos,
                         data: start..end,
                     }));
                 }
             }
-            t => idx.warnings.push(format!(
+            t => self.warn(format!(
                 "skipped tar entry {name} (typeflag {:?})",
                 t as char
-            )),
+            ))?,
         }
-        pos = end.next_multiple_of(BLOCK).min(tar.len());
-        if end == tar.len() {
-            break;
+        // Past the tar's end when it ends inside this entry's padding: the
+        // next `advance` on the whole tar then ends the walk.
+        self.pos = end.next_multiple_of(BLOCK);
+        Ok(Some(WalkState::Walking))
+    }
+
+    fn warn(&mut self, w: String) -> Result<(), String> {
+        self.warnings.try_reserve(1).map_err(no_room)?;
+        self.warnings.push(w);
+        Ok(())
+    }
+
+    /// The walk's result, once the tar's length `len` is known and the walk
+    /// has had every byte it asked for ([`TarWalk::advance`] on the whole
+    /// tar, or until it returned a length).
+    pub(crate) fn finish(self, len: u64) -> Result<TarIndex, String> {
+        if len == 0 {
+            return Err("empty payload".into());
+        }
+        match self.state {
+            WalkState::Walking | WalkState::Ended => Ok(TarIndex {
+                members: self.kept.into_iter().flatten().collect(),
+                warnings: self.warnings,
+            }),
+            WalkState::Failed(e) => Err(e),
+            WalkState::Truncated { name, start, size } => {
+                let avail = len.saturating_sub(start as u64);
+                Err(format!("member {name} truncated ({avail} of {size} bytes)"))
+            }
         }
     }
-    idx.members = kept.into_iter().flatten().collect();
-    Ok(idx)
 }
 
 /// Writes `v` in octal into `f`, zero-padded to fill all but the last byte,
@@ -336,5 +464,134 @@ mod tests {
         f[0] = 0xFF;
         assert_eq!(number(&f), Err("negative"));
         assert_eq!(number(b"0000644 \0"), Ok(0o644));
+    }
+
+    /// A header block for `name` of `size` bytes and type `flag`.
+    fn header(name: &str, size: u64, flag: u8) -> Vec<u8> {
+        let mut h = vec![0u8; BLOCK];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        octal(&mut h[124..136], size);
+        h[156] = flag;
+        h[257..263].copy_from_slice(b"ustar ");
+        let sum = format!("{:06o}", checksum(&h));
+        h[148..154].copy_from_slice(sum.as_bytes());
+        h
+    }
+
+    /// A tar with a repeated name, a pax-named member, a GNU long name, a
+    /// directory and an unknown type.
+    fn sample() -> Vec<u8> {
+        let rec = "path=long/name.bin\n";
+        let rec = format!("{} {rec}", rec.len() + 3);
+        let mut t = Vec::new();
+        for (name, data, flag) in [
+            ("a.json", &b"{}"[..], b'0'),
+            ("b.bin", &[7; 700][..], b'0'),
+            ("a.json", &[1; 1500][..], b'0'),
+            ("pax", rec.as_bytes(), b'x'),
+            ("x.bin", &b"pax-named"[..], b'0'),
+            ("././@LongLink", &b"gnu/long.bin\0"[..], b'L'),
+            ("y.bin", &b"L-named"[..], b'0'),
+            ("dir/", &b""[..], b'5'),
+            ("odd", &b"?"[..], b'Z'),
+        ] {
+            t.extend(header(name, data.len() as u64, flag));
+            t.extend_from_slice(data);
+            t.resize(t.len().next_multiple_of(BLOCK), 0);
+        }
+        t.resize(t.len() + 2 * BLOCK, 0);
+        t.resize(t.len().next_multiple_of(10240), 0);
+        t
+    }
+
+    /// The walk as `gunzip`'s caller makes it: prefixes `step` bytes longer
+    /// each time until the walk has what it needs, then the kept bytes.
+    fn in_pieces(tar: &[u8], step: usize, bound: u64) -> Result<TarIndex, String> {
+        let mut w = TarWalk::new(bound);
+        let mut kept = tar.len();
+        let mut k = 0;
+        while k < tar.len() {
+            k = (k + step).min(tar.len());
+            if let Some(end) = w.advance(&tar[..k], false)? {
+                kept = end.min(k);
+                break;
+            }
+        }
+        w.advance(&tar[..kept], kept == tar.len())?;
+        w.finish(tar.len() as u64)
+    }
+
+    fn same(a: &Result<TarIndex, String>, b: &Result<TarIndex, String>) -> bool {
+        match (a, b) {
+            (Ok(a), Ok(b)) => a.members == b.members && a.warnings == b.warnings,
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn the_walk_in_pieces_is_the_walk_of_the_whole() {
+        let base = sample();
+        let whole = walk(&base).unwrap();
+        let names: Vec<&str> = whole.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["b.bin", "a.json", "long/name.bin", "gnu/long.bin"]);
+        assert_eq!(whole.warnings.len(), 2, "{:?}", whole.warnings);
+        let mut rng = fastrand::Rng::with_seed(31);
+        for i in 0..2000 {
+            let mut t = base.clone();
+            match i % 4 {
+                0 => {}
+                1 => {
+                    let at = rng.usize(..t.len());
+                    t[at] ^= 1 << rng.u8(0..8);
+                }
+                2 => t.truncate(rng.usize(..=t.len())),
+                _ => {
+                    // A size past everything, its checksum fixed: the walk
+                    // stops there (at the bound, before the data comes).
+                    let h = BLOCK * rng.usize(..t.len() / BLOCK);
+                    octal(&mut t[h + 124..h + 136], rng.u64(1 << 20..1 << 33));
+                    let sum = format!("{:06o}", checksum(&t[h..h + BLOCK]));
+                    t[h + 148..h + 154].copy_from_slice(sum.as_bytes());
+                }
+            }
+            let want = walk(&t);
+            // A byte at a time on some mutants only (a walk per byte).
+            let one = if i % 50 == 0 { 1 } else { 97 };
+            for step in [one, 511, 512, 513, 4096, t.len().max(1)] {
+                for bound in [t.len() as u64, t.len() as u64 + 1000, u64::MAX] {
+                    let got = in_pieces(&t, step, bound);
+                    assert!(
+                        same(&got, &want),
+                        "mutant {i} step {step} bound {bound}: {got:?} {want:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_member_past_the_bound_ends_the_walk_at_its_header() {
+        let mut t = header("big", 5 << 30, b'0');
+        t.extend(vec![0u8; 3000]);
+        let mut w = TarWalk::new(4 << 30);
+        // Decided by the header alone: nothing past it is needed.
+        assert_eq!(w.advance(&t[..BLOCK], false), Ok(Some(0)));
+        assert_eq!(
+            w.finish(1 << 20).unwrap_err(),
+            format!(
+                "member big truncated ({} of {} bytes)",
+                (1 << 20) - 512,
+                5u64 << 30
+            )
+        );
+        // Within the bound, the walk waits for the data.
+        let mut w = TarWalk::new(u64::MAX);
+        assert_eq!(w.advance(&t[..BLOCK], false), Ok(None));
+        // The end of the archive is where the zero block starts.
+        let t = write_tar(&[("a".into(), vec![1; 10])]);
+        let mut w = TarWalk::new(u64::MAX);
+        assert_eq!(w.advance(&t[..2048], false), Ok(Some(1024)));
+        assert_eq!(walk(&[]).unwrap_err(), "empty payload");
     }
 }

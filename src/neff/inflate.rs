@@ -2,14 +2,27 @@
 //! the RFC 1952 framing read here, raw DEFLATE by flate2, then the CRC-32 and
 //! ISIZE trailer).
 //!
+//! The output grows as it is inflated, and the limit is enforced as it
+//! grows: the trailer's ISIZE (which any file may claim) is only checked at
+//! the end and never sizes anything. The output lives in an anonymous
+//! mapping reserved at the most it may reach (the limit, or deflate's largest
+//! ratio times the input): address space only, whose pages cost memory once
+//! written, so it grows without copies and a failed reservation is an error,
+//! not an abort. The caller says, as the output grows, how much of it it can
+//! ever read (the tar walk: up to the end of the archive); the rest is only
+//! inflated, checked and counted, so a gzip bomb costs time, not memory.
+//!
 //! On a large payload, fresh output pages cost about as much as inflating
 //! into them (the kernel zeroes each on its first write: about 100 ms for
 //! 320 MB on the development machine, against 80 ms of inflating). So the
 //! output is cut into chunks and a helper thread writes to each chunk's pages
 //! ahead of the inflater; the inflater takes the next chunk itself when the
-//! helper has not reached it, so neither waits for the other.
+//! helper has not reached it, so neither waits for the other. (Transparent
+//! huge pages are not asked for: a fresh process's first touch of them can
+//! stall on compaction, docs/neff.md.)
 
 use flate2::{Crc, Decompress, FlushDecompress, Status};
+use memmap2::{MmapMut, MmapOptions};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::mpsc;
@@ -26,66 +39,180 @@ const FRESERVED: u8 = 0xE0;
 const MAX_HEADER_FIELD: usize = 65535;
 /// Output chunk: the unit the helper prefaults and the inflater fills.
 const CHUNK: usize = 4 << 20;
-/// Prefaulted chunks the helper may hold ahead of the inflater: a lying
-/// ISIZE trailer cannot make it commit more than this beyond the output.
+/// Prefaulted chunks the helper may hold ahead of the inflater: it cannot
+/// commit more than this beyond the output.
 const AHEAD: usize = 4;
 /// The smallest page size of the hosts we run on: one write per page faults it in.
 const PAGE: usize = 4096;
+/// The most output inflated between two looks of the caller at it: what
+/// may be kept beyond the end the caller reads (a bomb's first window).
+/// Windows start at a chunk and double up to this.
+const MAX_WINDOW: usize = 16 * CHUNK;
+
+/// The inflated payload: the bytes kept (all of them, or the first ones the
+/// caller asked for) and the length of the whole output.
+pub(crate) struct Inflated {
+    map: MmapMut,
+    len: usize,
+    total: u64,
+}
+
+impl Inflated {
+    /// The length of the whole output (what ISIZE was checked against).
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+impl AsRef<[u8]> for Inflated {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[..self.len]
+    }
+}
+
+/// The error of a failed allocation of `n` bytes (exit 4 with the file's name).
+fn no_memory(n: usize) -> String {
+    format!("cannot allocate {n} bytes for the inflated payload")
+}
 
 /// §6 step 9: inflates the single gzip member at the start of `data` (bytes
 /// after its trailer are ignored), checking CRC-32 and ISIZE. Refuses to
 /// produce more than `limit` bytes. The error is the detail of "failure while
 /// reading NEFF metadata".
 pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+    let z = inflate(data, limit, usize::MAX, |_| Ok(None))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(z.len).map_err(|_| no_memory(z.len))?;
+    out.extend_from_slice(z.as_ref());
+    Ok(out)
+}
+
+/// [`gunzip`], keeping only what the caller reads: after each window of
+/// output, `keep` sees the output so far and may answer the length past
+/// which it needs nothing (it is asked until it answers). Bytes past that
+/// are inflated, checked and counted, not kept. `reserve` bounds the first
+/// reservation (tests use it to make the output grow by copying).
+pub(crate) fn inflate(
+    data: &[u8],
+    limit: u64,
+    reserve: usize,
+    mut keep: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
+) -> Result<Inflated, String> {
     let body = header_len(data)?;
     // One byte beyond the limit tells a payload that exceeds it.
     let cap = limit.saturating_add(1).min(isize::MAX as u64) as usize;
-    let mut out = vec![0u8; first_len(data, cap)];
+    // Deflate's ratio bounds the output (the reservation only: past it, the
+    // output grows by copying).
+    let ratio_bound = (data.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
+    let mut out = Output::reserve((ratio_bound.min(cap as u64) as usize).min(reserve))?;
     let mut z = Inflater {
         d: Decompress::new(false),
         input: &data[body..],
         crc: Crc::new(),
         done: false,
     };
-    let mut n = fill_chunks(&mut z, &mut out)?;
-    // The hint was short of the output: grow up to the cap.
-    while !z.done && out.len() < cap {
-        out.resize(grown(out.len(), cap), 0);
-        n += z.fill(&mut out[n..])?;
+    // Bytes in the mapping, and the length past which none is needed.
+    let mut n = 0;
+    let mut wanted: Option<usize> = None;
+    let mut window = CHUNK;
+    while !z.done && n < cap && wanted.is_none_or(|w| n < w) {
+        if n == out.map.len() {
+            out.grow(n, cap)?;
+        }
+        let end = (n + window)
+            .min(out.map.len())
+            .min(cap)
+            .min(wanted.unwrap_or(usize::MAX));
+        n += fill_chunks(&mut z, &mut out.map[n..end])?;
+        window = (2 * window).min(MAX_WINDOW);
+        if wanted.is_none() {
+            wanted = keep(&out.map[..n])?;
+        }
     }
-    if n as u64 > limit {
+    // The rest is only inflated, checked and counted.
+    let mut total = n as u64;
+    if !z.done && total < cap as u64 {
+        let mut scratch = vec![0u8; CHUNK];
+        while !z.done && total < cap as u64 {
+            let room = (cap as u64 - total).min(CHUNK as u64) as usize;
+            total += z.fill(&mut scratch[..room])? as u64;
+        }
+    }
+    if total > limit {
         return Err(format!(
             "the payload inflates beyond the limit of {limit} bytes"
         ));
     }
-    out.truncate(n);
     let at = z.d.total_in() as usize;
     let trailer = z.input.get(at..at + 8).ok_or_else(eof)?;
     if trailer[..4] != z.crc.sum().to_le_bytes() {
         return Err("gzip CRC mismatch".into());
     }
-    if trailer[4..] != (n as u32).to_le_bytes() {
+    if trailer[4..] != (total as u32).to_le_bytes() {
         return Err("gzip ISIZE mismatch".into());
     }
-    Ok(out)
+    let len = wanted.map_or(n, |w| w.min(n));
+    Ok(Inflated {
+        map: out.trimmed(len),
+        len,
+        total,
+    })
 }
 
-/// The output buffer's first length: the ISIZE trailer of a payload that is
-/// one member, plus the byte that lets the inflater see the stream's end. Only
-/// a hint, so bounded by `cap` and by deflate's largest ratio. (Pages of it
-/// that are never written cost nothing.)
-fn first_len(data: &[u8], cap: usize) -> usize {
-    let ratio_bound = (data.len() as u64).saturating_mul(MAX_DEFLATE_RATIO);
-    data.last_chunk::<4>()
-        .map_or(0, |t| u32::from_le_bytes(*t) as u64 + 1)
-        .min(ratio_bound)
-        .min(cap as u64) as usize
+/// The output's mapping.
+struct Output {
+    map: MmapMut,
 }
 
-/// The next length of an output buffer of `len` bytes that filled up before
-/// the stream ended: doubled, at least a chunk, at most `cap`.
-fn grown(len: usize, cap: usize) -> usize {
-    len.saturating_mul(2).max(CHUNK).min(cap)
+impl Output {
+    /// A mapping of `len` bytes. Where the host refuses that much address
+    /// space (`ulimit -v`), a mapping of at most [`MAX_WINDOW`] bytes (down
+    /// to a chunk), which the output grows past by copying
+    /// ([`Output::grow`]): the rest of the address space stays to the rest
+    /// of the run.
+    fn reserve(len: usize) -> Result<Output, String> {
+        let mut want = len;
+        loop {
+            match anon(want) {
+                Ok(map) => return Ok(Output { map }),
+                Err(_) if want > CHUNK => want = (want / 2).clamp(CHUNK, MAX_WINDOW),
+                Err(_) => return Err(no_memory(len)),
+            }
+        }
+    }
+
+    /// The first `len` bytes, in a mapping of their size when this one is
+    /// much larger and they are few (a copy of a few MiB gives back the
+    /// rest of the reservation's address space); larger outputs keep theirs.
+    fn trimmed(self, len: usize) -> MmapMut {
+        if len <= MAX_WINDOW
+            && len < self.map.len() / 2
+            && let Ok(mut map) = anon(len)
+        {
+            map[..len].copy_from_slice(&self.map[..len]);
+            return map;
+        }
+        self.map
+    }
+
+    /// A larger mapping (double, at most `cap` bytes) holding the first `n`
+    /// bytes of this one.
+    fn grow(&mut self, n: usize, cap: usize) -> Result<(), String> {
+        let len = self.map.len().saturating_mul(2).max(CHUNK).min(cap);
+        let mut map = anon(len).map_err(|_| no_memory(len))?;
+        map[..n].copy_from_slice(&self.map[..n]);
+        self.map = map;
+        Ok(())
+    }
+}
+
+/// An anonymous mapping of `len` bytes: address space, zero pages on first
+/// write, no swap reserved for pages never written.
+fn anon(len: usize) -> std::io::Result<MmapMut> {
+    MmapOptions::new()
+        .len(len.max(1))
+        .no_reserve_swap()
+        .map_anon()
 }
 
 fn eof() -> String {
@@ -282,9 +409,9 @@ mod tests {
     }
 
     #[test]
-    fn bytes_after_the_trailer_mislead_the_hint_not_the_result() {
-        // The hint reads the last four bytes, here not ISIZE: too small (the
-        // buffer grows), too large (it is cut), or anything.
+    fn bytes_after_the_trailer_change_nothing() {
+        // The last four bytes of the data, here not ISIZE, size nothing:
+        // small, large or anything.
         for d in payloads() {
             let n = d.len() as u64;
             for tail in [[0u8; 4], [0xFF; 4], [1, 0, 0, 0], [0x12, 0x34, 0x56, 0x78]] {
@@ -302,20 +429,99 @@ mod tests {
     #[test]
     fn the_output_buffer_never_exceeds_the_limit_plus_one() {
         let z = gzip(&vec![0u8; 64 << 20]);
-        let cap = (16 << 20) + 1;
-        assert_eq!(first_len(&z, cap), cap);
-        assert_eq!(first_len(&with_isize(&z, u32::MAX), cap), cap);
-        // Deflate's ratio bounds a lying trailer on a short payload.
-        assert_eq!(first_len(&[0xFF; 10], usize::MAX), 10 * 1032);
-        assert_eq!(first_len(&[0xFF; 3], usize::MAX), 0);
-        for len in [0, 1, CHUNK, cap - 1, cap] {
-            assert!(grown(len, cap) <= cap);
-            assert!(len == cap || grown(len, cap) > len);
+        let limit = 16 << 20;
+        for isize in [64 << 20, u32::MAX, 7] {
+            let e = inflate(&with_isize(&z, isize), limit, usize::MAX, |_| Ok(None))
+                .err()
+                .unwrap();
+            assert!(e.ends_with("beyond the limit of 16777216 bytes"), "{e}");
         }
-        let e = gunzip(&with_isize(&z, u32::MAX), 16 << 20).unwrap_err();
-        assert!(e.ends_with("beyond the limit of 16777216 bytes"), "{e}");
-        let e = gunzip(&with_isize(&z, 7), 16 << 20).unwrap_err();
-        assert!(e.ends_with("beyond the limit of 16777216 bytes"), "{e}");
+        // The reservation is the limit (plus the byte that tells), not ISIZE.
+        let ok = inflate(&z, 64 << 20, usize::MAX, |_| Ok(None)).unwrap();
+        assert_eq!(ok.map.len(), (64 << 20) + 1);
+        assert_eq!((ok.len, ok.total), (64 << 20, 64 << 20));
+    }
+
+    #[test]
+    fn a_lying_isize_never_sizes_the_output() {
+        // Ten bytes that claim 4 GiB: the reservation follows deflate's
+        // ratio on the input, and the lie is found at the end.
+        let d = b"0123456789";
+        let z = with_isize(&gzip(d), u32::MAX);
+        let r = (z.len() as u64 * MAX_DEFLATE_RATIO) as usize;
+        let mut seen = 0;
+        let e = inflate(&z, u64::MAX, usize::MAX, |b| {
+            seen = b.len();
+            Ok(None)
+        })
+        .err()
+        .unwrap();
+        assert_eq!(e, "gzip ISIZE mismatch");
+        assert_eq!(seen, 10);
+        let ok = inflate(&gzip(d), u64::MAX, usize::MAX, |_| Ok(None)).unwrap();
+        assert!(ok.map.len() <= r, "{} > {r}", ok.map.len());
+        assert_eq!(ok.as_ref(), d);
+        // A few bytes keep a mapping of their size.
+        assert_eq!(ok.map.len(), 10);
+    }
+
+    #[test]
+    fn the_output_grows_by_copying_past_a_short_reservation() {
+        for d in payloads() {
+            let z = gzip(&d);
+            for reserve in [1, 4096, CHUNK + 1] {
+                let got = inflate(&z, u64::MAX, reserve, |_| Ok(None)).unwrap();
+                assert!(got.as_ref() == &d[..], "reserve {reserve}");
+                assert_eq!(got.total(), d.len() as u64);
+            }
+            let e = inflate(&z, d.len() as u64 - 1, 1, |_| Ok(None))
+                .err()
+                .unwrap();
+            assert!(e.contains("beyond the limit"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bytes_past_what_the_caller_reads_are_counted_not_kept() {
+        // A bomb: 40 MiB of zeros, of which the caller reads 1000 bytes.
+        let n = 40 << 20;
+        let z = gzip(&vec![0u8; n]);
+        let mut looks = Vec::new();
+        let got = inflate(&z, u64::MAX, usize::MAX, |b| {
+            looks.push(b.len());
+            Ok(Some(1000))
+        })
+        .unwrap();
+        // One look, after the first window (a chunk): nothing more was kept.
+        assert_eq!(looks, [CHUNK]);
+        assert_eq!((got.as_ref().len(), got.total()), (1000, n as u64));
+        // The limit, the CRC and ISIZE still hold over the whole output.
+        let e = inflate(&z, n as u64 - 1, usize::MAX, |_| Ok(Some(0)))
+            .err()
+            .unwrap();
+        assert!(
+            e.ends_with(&format!("beyond the limit of {} bytes", n - 1)),
+            "{e}"
+        );
+        let mut bad = z.clone();
+        let at = bad.len() - 8;
+        bad[at] ^= 1;
+        let e = inflate(&bad, u64::MAX, usize::MAX, |_| Ok(Some(0)))
+            .err()
+            .unwrap();
+        assert_eq!(e, "gzip CRC mismatch");
+        let e = inflate(&with_isize(&z, 5), u64::MAX, usize::MAX, |_| Ok(Some(0)))
+            .err()
+            .unwrap();
+        assert_eq!(e, "gzip ISIZE mismatch");
+        // An answer past the output keeps what there is.
+        let got = inflate(&gzip(b"abc"), u64::MAX, usize::MAX, |_| Ok(Some(1 << 20))).unwrap();
+        assert_eq!(got.as_ref(), b"abc");
+        // The caller's error stops the inflation.
+        let e = inflate(&z, u64::MAX, usize::MAX, |_| Err("no".into()))
+            .err()
+            .unwrap();
+        assert_eq!(e, "no");
     }
 
     /// `z` with the FHCRC flag and the header's CRC-16 added.

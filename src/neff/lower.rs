@@ -191,21 +191,25 @@ fn place_events(trigger: &[u8], out: &mut [Rec]) {
 
 /// NEFF-EC-3: one side of a descriptor.
 fn side(neff: &Neff, d: &Value, p: &str) -> Result<Side, String> {
+    // Messages are made only on failure: a NEFF may hold many descriptors.
     let name = d
         .get(p)
         .and_then(Value::as_str)
-        .ok_or(format!("descriptor without a string `{p}`"))?;
+        .ok_or_else(|| format!("descriptor without a string `{p}`"))?;
     let v: &NeffVar = neff
         .var(name)
-        .ok_or(format!("`{p}` names no def.json variable: {name:?}"))?;
-    let nums = |k: &str| -> Result<Vec<Value>, String> {
+        .ok_or_else(|| format!("`{p}` names no def.json variable: {name:?}"))?;
+    let (sizes_key, steps_key, off_key) = match p {
+        "from" => ("from_sizes", "from_steps", "from_off"),
+        _ => ("to_sizes", "to_steps", "to_off"),
+    };
+    let nums = |k: &str| -> Result<&Vec<Value>, String> {
         d.get(k)
             .and_then(Value::as_array)
-            .cloned()
-            .ok_or(format!("descriptor without `{k}`"))
+            .ok_or_else(|| format!("descriptor without `{k}`"))
     };
-    let sizes = nums(&format!("{p}_sizes"))?;
-    let steps = nums(&format!("{p}_steps"))?;
+    let sizes = nums(sizes_key)?;
+    let steps = nums(steps_key)?;
     if sizes.is_empty() || sizes.len() != steps.len() {
         return Err(format!("{p}_sizes and {p}_steps need the same length >= 1"));
     }
@@ -213,7 +217,7 @@ fn side(neff: &Neff, d: &Value, p: &str) -> Result<Side, String> {
         .iter()
         .map(|s| s.as_u64().filter(|&s| s >= 1))
         .collect::<Option<_>>()
-        .ok_or(format!("every {p}_sizes entry is an integer >= 1"))?;
+        .ok_or_else(|| format!("every {p}_sizes entry is an integer >= 1"))?;
     if let Some(s) = sizes.iter().find(|&&s| s > 0xFFFF) {
         return Err(format!("a size of {s} does not fit a DMA count (0xFFFF)"));
     }
@@ -221,14 +225,13 @@ fn side(neff: &Neff, d: &Value, p: &str) -> Result<Side, String> {
         .iter()
         .map(|s| s.as_i64().filter(|s| i32::try_from(*s).is_ok()))
         .collect::<Option<_>>()
-        .ok_or(format!("every {p}_steps entry is an i32"))?;
-    let offk = format!("{p}_off");
-    let o = match d.get(&offk) {
+        .ok_or_else(|| format!("every {p}_steps entry is an i32"))?;
+    let o = match d.get(off_key) {
         None => 0,
         Some(x) => x
             .as_u64()
             .filter(|&o| o <= u32::MAX as u64)
-            .ok_or(format!("{offk} does not fit 32 bits"))? as i64,
+            .ok_or_else(|| format!("{off_key} does not fit 32 bits"))? as i64,
     };
     let base = match v.kind {
         VarKind::StateBuffer => Base::Sb(o),
@@ -254,8 +257,99 @@ const REFUSED_KEYS: [&str; 13] = [
     "from_arr_dtype",
 ];
 
+/// One descriptor, read (NEFF-EC-3): its two sides (dims 0 and 1 in each
+/// record) and the outer dims (2..) that number its records.
+struct Desc {
+    from: Side,
+    to: Side,
+    /// The outer dims of more than one element (dim 2 first; a dim of
+    /// size 1 adds nothing to an offset): size, from step, to step.
+    outer: Vec<(u64, i64, i64)>,
+    /// The records it makes: the product of the outer sizes.
+    count: u64,
+}
+
+/// NEFF-EC-3: reads one descriptor.
+fn desc(neff: &Neff, d: &Value) -> Result<Desc, String> {
+    if let Some(op) = d.get("op")
+        && op.as_str() != Some("copy")
+    {
+        return Err(format!("op {op} (only copies are emulated)"));
+    }
+    if let Some(k) = REFUSED_KEYS
+        .iter()
+        .find(|k| d.get(**k).is_some())
+        .or_else(|| {
+            d.as_object()
+                .and_then(|o| o.keys().find(|k| k.ends_with("_dtype")).map(|_| &"*_dtype"))
+        })
+    {
+        return Err(format!("`{k}` (only plain copies are emulated)"));
+    }
+    let mut from = side(neff, d, "from")?;
+    let mut to = side(neff, d, "to")?;
+    let prod = |s: &Side| s.sizes.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+    let (Some(a), Some(b)) = (prod(&from), prod(&to)) else {
+        // The reader refuses these (exit 4); a changed `Neff` meets this.
+        return Err("the product of the sizes overflows 64 bits".into());
+    };
+    if a != b {
+        return Err("the two sides move different byte counts".into());
+    }
+    for s in [&mut from, &mut to] {
+        while s.sizes.len() < 2 {
+            s.sizes.push(1);
+            s.steps.push(0);
+        }
+    }
+    if from.sizes[2..] != to.sizes[2..] {
+        return Err("dims 2.. of from and to differ in count or sizes".into());
+    }
+    let outer: Vec<(u64, i64, i64)> = (2..from.sizes.len())
+        .filter(|&k| from.sizes[k] > 1)
+        .map(|k| (from.sizes[k], from.steps[k], to.steps[k]))
+        .collect();
+    // Bounded by the whole product, checked above.
+    let count = outer.iter().map(|o| o.0).product();
+    Ok(Desc {
+        from,
+        to,
+        outer,
+        count,
+    })
+}
+
+/// What [`expand`]'s triggers look up, indexed once per stream: queues by
+/// name and blocks by (queue, id), the first of each, as a search in file
+/// order finds them; a block's descriptors are read on its first trigger.
+struct Index<'a> {
+    queues: HashMap<&'a str, &'a Value>,
+    blocks: HashMap<(&'a str, u64), Block<'a>>,
+}
+
+type Block<'a> = (
+    &'a super::model::DmaBlock,
+    std::cell::OnceCell<Vec<Result<Desc, String>>>,
+);
+
+impl<'a> Index<'a> {
+    fn new(neff: &'a Neff) -> Index<'a> {
+        let mut queues = HashMap::with_capacity(neff.queues.len());
+        for (n, q) in &neff.queues {
+            queues.entry(n.as_str()).or_insert(q);
+        }
+        let mut blocks = HashMap::with_capacity(neff.blocks.len());
+        for b in &neff.blocks {
+            blocks
+                .entry((b.queue.as_str(), b.id))
+                .or_insert((b, std::cell::OnceCell::new()));
+        }
+        Index { queues, blocks }
+    }
+}
+
 /// NEFF-EC-4: the records of one 0xC1 trigger.
-fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
+fn trigger(neff: &Neff, ix: &Index, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
     let field = &r[12..44];
     let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
     let name = String::from_utf8_lossy(&field[..end]).into_owned();
@@ -269,11 +363,9 @@ fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
         ));
     }
     let block_id = u32_at(r, 48) as u64;
-    let q = neff
+    let q = *ix
         .queues
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, q)| q)
+        .get(name.as_str())
         .ok_or(format!("unknown DMA queue {name:?}"))?;
     for k in ["semaphore_set", "num_queues", "queue_instances"] {
         if q.get(k).is_some() {
@@ -294,67 +386,35 @@ fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
                 .ok_or(format!("queue {name:?}: semaphore is not 0..=255"))? as u8,
         ),
     };
-    let b = neff
+    let (b, descs) = ix
         .blocks
-        .iter()
-        .find(|b| b.queue == name && b.id == block_id)
+        .get(&(name.as_str(), block_id))
         .ok_or(format!("no DMA block {block_id} in queue {name:?}"))?;
     if b.desc.is_empty() {
         return Err(format!(
             "DMA block {block_id} of queue {name:?} has no descriptor"
         ));
     }
+    let descs = descs.get_or_init(|| b.desc.iter().map(|d| desc(neff, d)).collect());
     let start = out.len();
-    for (i, d) in b.desc.iter().enumerate() {
+    for (i, d) in descs.iter().enumerate() {
         let bad = |m: String| format!("block {block_id} of queue {name:?}, descriptor {i}: {m}");
-        if let Some(op) = d.get("op")
-            && op.as_str() != Some("copy")
-        {
-            return Err(bad(format!("op {op} (only copies are emulated)")));
-        }
-        if let Some(k) = REFUSED_KEYS
-            .iter()
-            .find(|k| d.get(**k).is_some())
-            .or_else(|| {
-                d.as_object()
-                    .and_then(|o| o.keys().find(|k| k.ends_with("_dtype")).map(|_| &"*_dtype"))
-            })
-        {
-            return Err(bad(format!("`{k}` (only plain copies are emulated)")));
-        }
-        let mut from = side(neff, d, "from").map_err(bad)?;
-        let mut to = side(neff, d, "to").map_err(bad)?;
-        let prod = |s: &Side| s.sizes.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
-        if prod(&from) != prod(&to) {
-            return Err(bad("the two sides move different byte counts".into()));
-        }
-        for s in [&mut from, &mut to] {
-            while s.sizes.len() < 2 {
-                s.sizes.push(1);
-                s.steps.push(0);
-            }
-        }
-        let outer_f = &from.sizes[2..];
-        let outer_t = &to.sizes[2..];
-        if outer_f != outer_t {
-            return Err(bad(
-                "dims 2.. of from and to differ in count or sizes".into()
-            ));
-        }
-        let count = outer_f.iter().product::<u64>() as usize;
-        if out.len() - start + count > MAX_EXPANDED_RECORDS {
+        let d = d.as_ref().map_err(|m| bad(m.clone()))?;
+        if (out.len() - start) as u64 + d.count > MAX_EXPANDED_RECORDS as u64 {
             return Err(bad(format!("more than {MAX_EXPANDED_RECORDS} records")));
         }
-        let mut idx = vec![0u64; outer_f.len()];
-        for _ in 0..count {
-            let delta = |s: &Side| -> i64 {
-                idx.iter()
-                    .zip(&s.steps[2..])
-                    .map(|(&i, &st)| i as i64 * st)
-                    .sum()
-            };
-            let src = from.base.at(delta(&from)).map_err(bad)?;
-            let dst = to.base.at(delta(&to)).map_err(bad)?;
+        let (from, to) = (&d.from, &d.to);
+        let mut idx = vec![0u64; d.outer.len()];
+        for _ in 0..d.count {
+            // Each term is below 2^16 × 2^31, and at most 20 dims are
+            // counted (2^20 records at most): no overflow.
+            let (mut df, mut dt) = (0i64, 0i64);
+            for (&i, &(_, sf, st)) in idx.iter().zip(&d.outer) {
+                df += i as i64 * sf;
+                dt += i as i64 * st;
+            }
+            let src = from.base.at(df).map_err(bad)?;
+            let dst = to.base.at(dt).map_err(bad)?;
             out.push(memcpy(
                 src,
                 dst,
@@ -362,9 +422,9 @@ fn trigger(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
                 [[from.steps[0], from.steps[1]], [to.steps[0], to.steps[1]]],
             ));
             // Dim 2 fastest.
-            for (k, i) in idx.iter_mut().enumerate() {
+            for (i, o) in idx.iter_mut().zip(&d.outer) {
                 *i += 1;
-                if *i < outer_f[k] {
+                if *i < o.0 {
                     break;
                 }
                 *i = 0;
@@ -498,12 +558,13 @@ pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerReject
     let mut origin: Vec<u32> = Vec::with_capacity(n + 16);
     let mut first: Vec<usize> = Vec::with_capacity(n + 1);
     let mut fixes: Vec<(usize, usize)> = Vec::new();
+    let ix = Index::new(neff);
     for (i, r) in bytes.chunks_exact(RECORD_BYTES).enumerate() {
         let at = i * RECORD_BYTES;
         first.push(out.len());
         let before = out.len();
         let res = match r[0] {
-            PSEUDO_DMA_TRIGGER => trigger(neff, r, &mut out),
+            PSEUDO_DMA_TRIGGER => trigger(neff, &ix, r, &mut out),
             PSEUDO_TRIGGER_COLLECTIVE => collective(neff, r, &mut out),
             _ => {
                 if r[0] == Opcode::COMPARE_BRANCH.0 && r[off::BR_TARGET_MODE] == target::REL_IMM {
@@ -838,4 +899,40 @@ pub fn program<'a>(
         program: p,
         streams,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neff::testing::{model, read, trigger};
+
+    const COPY: &str = r#"[{"id":0,"queue":"q","desc":[{"from":"x","to":"y",
+        "from_sizes":[4,1,2,1,2],"from_steps":[1,0,4,0,8],"to_sizes":[4,1,2,1,2],"to_steps":[1,0,4,0,8]}]}]"#;
+
+    #[test]
+    fn an_overflowing_product_of_outer_sizes_is_an_error_not_zero_records() {
+        let mut n = read(&model("", COPY, trigger("q", 0))).unwrap();
+        // Outer dims of one element add nothing: 2 × 2 records.
+        let x = expand(&n, Engine::Pool).unwrap();
+        assert_eq!(x.bytes.len(), 4 * RECORD_BYTES);
+        let src: Vec<u64> = x
+            .bytes
+            .chunks(RECORD_BYTES)
+            .map(|r| u64_at(r, off::DMA_SRC) & 0xFFFF_FFFF)
+            .collect();
+        assert_eq!(src, [0, 4, 8, 12]);
+        // The reader refuses such sizes; a `Neff` changed after reading
+        // meets the same check at the trigger.
+        let d = &mut n.blocks[0].desc[0];
+        let big = serde_json::json!([1, 1, 32768, 32768, 32768, 32768, 32768]);
+        d["from_sizes"] = big.clone();
+        d["to_sizes"] = big;
+        d["from_steps"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0]);
+        d["to_steps"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0]);
+        let e = expand(&n, Engine::Pool).unwrap_err();
+        assert_eq!(
+            e.why,
+            "block 0 of queue \"q\", descriptor 0: the product of the sizes overflows 64 bits"
+        );
+    }
 }

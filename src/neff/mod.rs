@@ -182,8 +182,11 @@ pub struct Container {
     pub gzip: bool,
     /// The inflated tar, or the whole file when the tar is stored raw.
     buf: Kept,
-    /// Where the tar lies in `buf`.
+    /// Where the tar's kept bytes lie in `buf`.
     tar_at: std::ops::Range<usize>,
+    /// The tar's length (the inflated payload's): more than the kept bytes
+    /// when the payload goes on past the archive's end ([`Container::tar`]).
+    tar_len: u64,
     /// Stored members, archive order.
     pub members: Vec<Member>,
     /// Member index by name.
@@ -205,9 +208,17 @@ impl std::fmt::Debug for Kept {
 }
 
 impl Container {
-    /// The tar's bytes (member ranges index into them).
+    /// The tar's bytes (member ranges index into them). Of an inflated
+    /// payload, those up to the archive's end and at most
+    /// [`KEPT_AFTER_ARCHIVE`] after it: a bomb's tail is inflated, checked
+    /// and counted, not kept ([`Container::tar_len`] is the whole length).
     pub fn tar(&self) -> &[u8] {
         &(*self.buf.0).as_ref()[self.tar_at.clone()]
+    }
+
+    /// The tar's whole length: the inflated payload's, or the stored one's.
+    pub fn tar_len(&self) -> u64 {
+        self.tar_len
     }
 
     /// A member's bytes by exact name.
@@ -224,7 +235,22 @@ impl Container {
 /// SPEC-NEFF §6 steps 1–10: header gates, digest (NEFF-EC-2), gzip
 /// (NEFF-EC-1, bounded by `opts.inflate_limit`) and the tar walk.
 pub fn open(bytes: &[u8], opts: &Options) -> Result<Container, NeffError> {
-    open_owned(bytes.to_vec(), opts)
+    open_owned(copied(bytes, opts)?, opts)
+}
+
+/// A copy of the file's bytes, or an error where memory runs out.
+fn copied(bytes: &[u8], opts: &Options) -> Result<Vec<u8>, NeffError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(bytes.len())
+        .map_err(|_| NeffError::Metadata {
+            path: opts.path.clone(),
+            detail: format!(
+                "cannot allocate {} bytes for a copy of the file",
+                bytes.len()
+            ),
+        })?;
+    v.extend_from_slice(bytes);
+    Ok(v)
 }
 
 /// [`open`] on bytes the container may keep (a buffer, or a mapped file from
@@ -235,6 +261,11 @@ where
 {
     open_then(bytes, opts, Ok)
 }
+
+/// Bytes of an inflated payload kept past the end of its archive (a
+/// writer's padding to its record size, 10240 bytes for GNU tar, stays in
+/// [`Container::tar`]); the rest is only inflated, checked and counted.
+pub const KEPT_AFTER_ARCHIVE: usize = 1 << 20;
 
 /// Payloads below this are hashed inline: a thread would cost more.
 const DIGEST_THREAD_BYTES: usize = 1 << 20;
@@ -298,12 +329,19 @@ where
         path: opts.path.clone(),
         detail,
     };
-    // Step 9, NEFF-EC-1.
+    // Step 9, NEFF-EC-1, and step 10 as the tar is inflated: the walk says
+    // where the archive ends, and nothing much past it is kept.
     let gz = is_gzip(data);
-    let (buf, tar_at) = if gz {
-        let tar = gunzip(data, opts.inflate_limit).map_err(meta)?;
-        let n = tar.len();
-        (Kept(std::sync::Arc::new(tar)), 0..n)
+    let mut tar_walk = archive::TarWalk::new(opts.inflate_limit);
+    let (buf, tar_at, tar_len) = if gz {
+        let tar = inflate::inflate(data, opts.inflate_limit, usize::MAX, |t| {
+            Ok(tar_walk
+                .advance(t, false)?
+                .map(|end| end.saturating_add(KEPT_AFTER_ARCHIVE)))
+        })
+        .map_err(meta)?;
+        let (n, total) = (tar.as_ref().len(), tar.total());
+        (Kept(std::sync::Arc::new(tar)), 0..n, total)
     } else {
         if data.len() as u64 > opts.inflate_limit {
             return Err(meta(format!(
@@ -312,15 +350,18 @@ where
             )));
         }
         let at = HEADER_BYTES..HEADER_BYTES + data.len();
-        (Kept(bytes.clone()), at)
+        (Kept(bytes.clone()), at, data.len() as u64)
     };
-    // Step 10.
-    let idx = walk(&(*buf.0).as_ref()[tar_at.clone()]).map_err(meta)?;
+    // Step 10: the rest of the walk (all of it for a stored tar).
+    let tar = &(*buf.0).as_ref()[tar_at.clone()];
+    tar_walk.advance(tar, true).map_err(meta)?;
+    let idx = tar_walk.finish(tar_len).map_err(meta)?;
     Ok(Container {
         header: header.clone(),
         gzip: gz,
         buf,
         tar_at,
+        tar_len,
         index: idx
             .members
             .iter()
@@ -334,7 +375,7 @@ where
 
 /// SPEC-NEFF §6 steps 1–13: reads a whole NEFF.
 pub fn read(bytes: &[u8], opts: &Options) -> Result<Neff, NeffError> {
-    read_owned(bytes.to_vec(), opts)
+    read_owned(copied(bytes, opts)?, opts)
 }
 
 /// [`read`] on bytes the result may keep (a raw tar is then not copied).
@@ -362,4 +403,72 @@ where
         let r = f(&n);
         Ok((n, r))
     })
+}
+
+/// NEFFs made from their members, for the modules' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{HEADER_BYTES, Neff, NeffError, Options, gzip, write_tar};
+
+    /// A pkg-2 NEFF of `members`, its digest left out (read it with [`read`]).
+    pub(crate) fn neff_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let members: Vec<(String, Vec<u8>)> = members
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.clone()))
+            .collect();
+        let gz = gzip(&write_tar(&members));
+        let mut f = vec![0u8; HEADER_BYTES];
+        f[0..8].copy_from_slice(&2u64.to_le_bytes());
+        f[8..16].copy_from_slice(&(HEADER_BYTES as u64).to_le_bytes());
+        f[16..24].copy_from_slice(&(gz.len() as u64).to_le_bytes());
+        f[24..32].copy_from_slice(&2u64.to_le_bytes());
+        f.extend_from_slice(&gz);
+        f
+    }
+
+    /// Reads without the digest.
+    pub(crate) fn read(f: &[u8]) -> Result<Neff, NeffError> {
+        super::read(
+            f,
+            &Options {
+                verify: false,
+                ..Options::default()
+            },
+        )
+    }
+
+    /// A trigger of block `id` of queue `q` (NEFF-EC-4).
+    pub(crate) fn trigger(q: &str, id: u32) -> Vec<u8> {
+        let mut r = vec![0u8; 64];
+        r[0] = 0xC1;
+        r[1] = 0x10;
+        r[12..12 + q.len()].copy_from_slice(q.as_bytes());
+        r[48..52].copy_from_slice(&id.to_le_bytes());
+        r
+    }
+
+    /// A model: input `x` and output `y` (4 floats), the def.json variables
+    /// `x`, `y` then `extra_vars` (JSON object entries, each after a comma),
+    /// queue `q` (type in, semaphore 1), pool.json's `dma` array `dma` and
+    /// the pool stream `pool_bin`.
+    pub(crate) fn model(extra_vars: &str, dma: &str, pool_bin: Vec<u8>) -> Vec<u8> {
+        let kelf = r#"{"graphs":[{"definition":"sg00/def.json","name":"sg00"}],"version":"0.5","target":"*"}"#;
+        let neff_json = r#"{"nodes":[{"op":"null","name":"x","inputs":[]},
+            {"op":"tvm_op","name":"k","inputs":[[0,0,0]],"attrs":{"func_name":"__kelf","kelf":"kelf-a.json"}}],
+            "arg_nodes":[0],"heads":[[1,0,0]],"node_row_ptr":[0,1,2],
+            "attrs":{"shape":["list_shape",[[4],[4]]],"dltype":["list_str",["float32","float32"]],
+                     "output_names":["y"]}}"#;
+        let def = format!(
+            r#"{{"var":{{"x":{{"type":"input","var_id":0,"size":16}},"y":{{"type":"output","var_id":1,"size":16}}{extra_vars}}},
+                "dma_queue":{{"q":{{"type":"in","semaphore":1}}}},"pool":"pool.json"}}"#
+        );
+        let pool = format!(r#"{{"dma":{dma},"instr":"pool.bin"}}"#);
+        neff_of(&[
+            ("kelf-a.json", kelf.into()),
+            ("neff.json", neff_json.into()),
+            ("sg00/def.json", def.into_bytes()),
+            ("sg00/pool.json", pool.into_bytes()),
+            ("sg00/pool.bin", pool_bin),
+        ])
+    }
 }

@@ -6,8 +6,9 @@ use super::{Container, NeffError, Options};
 use crate::isa::enums::{Dtype, Engine};
 use crate::limits::{Arch, RECORD_BYTES};
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
@@ -142,6 +143,8 @@ pub struct Neff {
     pub engines: [EngineStream; 5],
     /// Warnings (tar walk, missing engines, unknown dtypes), in order.
     pub warnings: Vec<String>,
+    /// The first variable of each name: an index into `vars`.
+    by_name: HashMap<String, usize>,
 }
 
 impl Neff {
@@ -150,9 +153,15 @@ impl Neff {
         &self.container.tar()[self.engines[engine as usize].range.clone()]
     }
 
-    /// A variable by name.
+    /// A variable by name (the first of that name).
     pub fn var(&self, name: &str) -> Option<&NeffVar> {
-        self.vars.iter().find(|v| v.name == name)
+        // The index is built at load; `vars` is public, so a changed list
+        // falls back to the scan.
+        self.by_name
+            .get(name)
+            .and_then(|&i| self.vars.get(i))
+            .filter(|v| v.name == name)
+            .or_else(|| self.vars.iter().find(|v| v.name == name))
     }
 
     /// A `file` variable's payload.
@@ -221,33 +230,133 @@ pub fn dltype_name(d: Dtype) -> Option<&'static str> {
 }
 
 /// A JSON object with its keys in file order.
-struct Ordered(Vec<(String, Value)>);
+struct Ordered<T>(Vec<(String, T)>);
 
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Ordered;
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ordered<T>, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Ordered<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object keyed by name")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Ordered<T>, A::Error> {
                 let mut v = Vec::new();
-                while let Some(e) = m.next_entry::<String, Value>()? {
+                while let Some(e) = m.next_entry::<String, T>()? {
                     v.push(e);
                 }
                 Ok(Ordered(v))
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// The keys of a def.json variable that the reader reads, each as written
+/// (the last of a repeated key, as a JSON object keeps it). Read straight
+/// from the text: a NEFF may hold hundreds of thousands of variables, and a
+/// map per variable cost most of their load. A variable that is not an
+/// object has none of them.
+#[derive(Default)]
+struct VarFields {
+    ty: Option<Value>,
+    var_id: Option<Value>,
+    size: Option<Value>,
+    dtype: Option<Value>,
+    shape: Option<Value>,
+    file_name: Option<Value>,
+    backing_buf: Option<Value>,
+    backing_variable_off: Option<Value>,
+}
+
+impl VarFields {
+    fn str(v: &Option<Value>) -> Option<&str> {
+        v.as_ref().and_then(Value::as_str)
+    }
+
+    fn uint(v: &Option<Value>) -> Option<u64> {
+        v.as_ref().and_then(uint)
+    }
+}
+
+impl<'de> Deserialize<'de> for VarFields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<VarFields, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "snake_case")]
+        enum Key {
+            #[serde(rename = "type")]
+            Ty,
+            VarId,
+            Size,
+            Dtype,
+            Shape,
+            FileName,
+            BackingBuf,
+            BackingVariableOff,
+            #[serde(other)]
+            Other,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = VarFields;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<VarFields, A::Error> {
+                let mut f = VarFields::default();
+                while let Some(k) = m.next_key::<Key>()? {
+                    let slot = match k {
+                        Key::Ty => &mut f.ty,
+                        Key::VarId => &mut f.var_id,
+                        Key::Size => &mut f.size,
+                        Key::Dtype => &mut f.dtype,
+                        Key::Shape => &mut f.shape,
+                        Key::FileName => &mut f.file_name,
+                        Key::BackingBuf => &mut f.backing_buf,
+                        Key::BackingVariableOff => &mut f.backing_variable_off,
+                        Key::Other => {
+                            // Parsed as a value is, so that what the JSON
+                            // may hold (its depth) is checked as before.
+                            m.next_value::<Value>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(m.next_value()?);
+                }
+                Ok(f)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<VarFields, A::Error> {
+                while s.next_element::<Value>()?.is_some() {}
+                Ok(VarFields::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+            fn visit_unit<E>(self) -> Result<VarFields, E> {
+                Ok(VarFields::default())
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
 /// def.json: `var` and `dma_queue` in file order, the rest by key.
 #[derive(Deserialize)]
 struct DefJson {
-    var: Option<Ordered>,
-    dma_queue: Option<Ordered>,
+    var: Option<Ordered<VarFields>>,
+    dma_queue: Option<Ordered<Value>>,
     #[serde(flatten)]
     rest: serde_json::Map<String, Value>,
 }
@@ -387,6 +496,11 @@ fn neff_json(
         }
     };
     let head_node = |h: &Value| h.as_array().and_then(|a| a.first()).and_then(uint);
+    // How many heads name each node (one pass: there may be many heads).
+    let mut heads_of: HashMap<u64, usize> = HashMap::new();
+    for n in heads.iter().filter_map(head_node) {
+        *heads_of.entry(n).or_default() += 1;
+    }
     let mut outputs = Vec::with_capacity(heads.len().min(1024));
     for (k, h) in heads.iter().enumerate() {
         let id = head_node(h).ok_or_else(missing)?;
@@ -400,7 +514,7 @@ fn neff_json(
         let name = if let Some(n) = &names {
             n[k].clone()
         } else if let Some(o) = nodes[node].get("output").and_then(Value::as_str)
-            && heads.iter().filter(|g| head_node(g) == Some(id)).count() == 1
+            && heads_of.get(&id) == Some(&1)
         {
             o.to_string()
         } else {
@@ -524,16 +638,16 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         .to_string();
     // NEFF-EC-14: keys are looked up by name, so `#` keys, unknown keys and
     // the sections read past (act_info, ucode_lib, …) have no effect.
-    let def: DefJson = parse(member(&c, &definition)?, &definition)?;
+    let mut def: DefJson = parse(member(&c, &definition)?, &definition)?;
     let mut raw: Vec<RawVar> = Vec::new();
     for (name, v) in def.var.map(|o| o.0).unwrap_or_default() {
-        let Some(ty) = v.get("type").and_then(Value::as_str) else {
+        let Some(ty) = VarFields::str(&v.ty) else {
             return err("Failed to parse, key: type");
         };
-        let Some(id) = v.get("var_id").and_then(uint) else {
+        let Some(id) = VarFields::uint(&v.var_id) else {
             return err("missing <var_id>");
         };
-        let size = v.get("size").and_then(uint);
+        let size = VarFields::uint(&v.size);
         if matches!(ty, "input" | "output" | "tmp-buf" | "virtual") && size.is_none() {
             return err("missing <size>");
         }
@@ -545,36 +659,36 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             "file" => VarKind::File,
             "state-buffer" => VarKind::StateBuffer,
             "virtual" => VarKind::Virtual {
-                backing: v
-                    .get("backing_buf")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                offset: v.get("backing_variable_off").and_then(uint).unwrap_or(0),
+                backing: VarFields::str(&v.backing_buf).unwrap_or("").to_string(),
+                offset: VarFields::uint(&v.backing_variable_off).unwrap_or(0),
             },
             _ => return err(format!("unsupported variable type '{ty}' for {name}")),
         };
         raw.push(RawVar {
+            dtype: VarFields::str(&v.dtype).map(String::from),
+            file_name: VarFields::str(&v.file_name).map(String::from),
+            shape: v.shape,
             name,
             id,
             kind,
             size,
-            dtype: v.get("dtype").and_then(Value::as_str).map(String::from),
-            shape: v.get("shape").cloned(),
-            file_name: v.get("file_name").and_then(Value::as_str).map(String::from),
         });
     }
+    // Each id's first variable: the first repeat is reported with it.
+    let mut first: HashMap<u64, usize> = HashMap::new();
     for (i, a) in raw.iter().enumerate() {
-        if let Some(b) = raw[..i].iter().find(|b| b.id == a.id) {
+        if let Some(&b) = first.get(&a.id) {
             return err(format!(
                 "duplicate var_id {} ({}, {})",
-                a.id, b.name, a.name
+                a.id, raw[b].name, a.name
             ));
         }
+        first.insert(a.id, i);
     }
+    drop(first);
     let max = raw.iter().map(|v| v.id).max();
     if let Some(max) = max
-        && max + 1 != raw.len() as u64
+        && max.checked_add(1) != Some(raw.len() as u64)
     {
         return err(format!(
             "Unexpected var_ids set! max={max}, size={}",
@@ -590,16 +704,23 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         (&inputs, VarKind::Input, "input"),
         (&outputs, VarKind::Output, "output"),
     ] {
+        let of_kind: HashSet<&str> = raw
+            .iter()
+            .filter(|v| v.kind == kind)
+            .map(|v| v.name.as_str())
+            .collect();
+        let mut named: HashMap<&str, usize> = HashMap::new();
         for t in ts {
-            if !raw.iter().any(|v| v.name == t.name && v.kind == kind) {
+            if !of_kind.contains(t.name.as_str()) {
                 return err(format!(
                     "neff.json {what} '{}' is not a def.json {what} variable",
                     t.name
                 ));
             }
+            *named.entry(t.name.as_str()).or_default() += 1;
         }
         for v in raw.iter().filter(|v| v.kind == kind) {
-            match ts.iter().filter(|t| t.name == v.name).count() {
+            match named.get(v.name.as_str()).copied().unwrap_or(0) {
                 1 => {}
                 0 => {
                     return err(format!(
@@ -617,6 +738,11 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         }
     }
     // Variable dtypes and shapes (§5, NEFF-EC-18), weights (NEFF-EC-10), views (NEFF-EC-9).
+    // The first public tensor of each name, inputs before outputs.
+    let mut tensors: HashMap<&str, &IoTensor> = HashMap::new();
+    for t in inputs.iter().chain(&outputs) {
+        tensors.entry(t.name.as_str()).or_insert(t);
+    }
     let mut vars = Vec::with_capacity(raw.len());
     for r in &raw {
         let bad = |m: String| NeffError::Load(format!("variable '{}': {m}", r.name));
@@ -656,10 +782,9 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
                 }
             };
             (dt, shape)
-        } else if let Some(t) = inputs
-            .iter()
-            .chain(&outputs)
-            .find(|t| t.name == r.name && matches!(r.kind, VarKind::Input | VarKind::Output))
+        } else if let Some(t) = tensors
+            .get(r.name.as_str())
+            .filter(|_| matches!(r.kind, VarKind::Input | VarKind::Output))
         {
             (dltype(&t.dltype).unwrap_or(Dtype::UINT8), t.shape.clone())
         } else {
@@ -686,9 +811,14 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             weight: weight_range,
         });
     }
+    drop(tensors);
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for (i, v) in vars.iter().enumerate() {
+        by_name.entry(v.name.clone()).or_insert(i);
+    }
     for v in &vars {
         if let VarKind::Virtual { backing, offset } = &v.kind {
-            let b = vars.iter().find(|b| &b.name == backing);
+            let b = by_name.get(backing.as_str()).map(|&i| &vars[i]);
             let size = v.size.unwrap_or(0);
             match b {
                 Some(b) if b.kind.is_dram() => {
@@ -725,7 +855,7 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     }
     // Engines, in the runtime's order.
     let mut blocks = Vec::new();
-    dma_blocks(def.rest.get("dma"), &definition, &mut blocks)?;
+    dma_blocks(def.rest.remove("dma"), &definition, &mut blocks)?;
     let mut engines: [EngineStream; 5] = Default::default();
     for e in Engine::ALL {
         let key = e.name().to_ascii_lowercase();
@@ -740,8 +870,8 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             return err(format!("def.json key {key} is not a member name"));
         };
         let jm = in_dir(&sg_dir, jname);
-        let ej: Value = parse(member(&c, &jm)?, &jm)?;
-        dma_blocks(ej.get("dma"), &jm, &mut blocks)?;
+        let mut ej: Value = parse(member(&c, &jm)?, &jm)?;
+        dma_blocks(ej.get_mut("dma").map(Value::take), &jm, &mut blocks)?;
         let mut s = EngineStream {
             json: Some(jm.clone()),
             ..EngineStream::default()
@@ -761,11 +891,9 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         }
         engines[e as usize] = s;
     }
-    for (i, b) in blocks.iter().enumerate() {
-        if blocks[..i]
-            .iter()
-            .any(|a| a.queue == b.queue && a.id == b.id)
-        {
+    let mut seen: HashSet<(&str, u64)> = HashSet::with_capacity(blocks.len());
+    for b in &blocks {
+        if !seen.insert((b.queue.as_str(), b.id)) {
             return err(format!(
                 "dma block (queue {}, id {}) is defined twice in subgraph {graph}",
                 b.queue, b.id
@@ -789,16 +917,18 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         replica_groups,
         engines,
         warnings,
+        by_name,
     })
 }
 
 /// The `dma` blocks of one member (§1.10.3).
-fn dma_blocks(v: Option<&Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result<(), NeffError> {
+/// Takes the descriptors out of `v` (no copy: there may be many).
+fn dma_blocks(v: Option<Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result<(), NeffError> {
     let Some(v) = v else { return Ok(()) };
-    let Some(a) = v.as_array() else {
+    let Value::Array(a) = v else {
         return err(format!("{member}: dma is not an array"));
     };
-    for (i, b) in a.iter().enumerate() {
+    for (i, mut b) in a.into_iter().enumerate() {
         let (Some(queue), Some(id)) = (
             b.get("queue").and_then(Value::as_str),
             b.get("id").and_then(uint),
@@ -807,13 +937,35 @@ fn dma_blocks(v: Option<&Value>, member: &str, out: &mut Vec<DmaBlock>) -> Resul
                 "{member}: dma block {i} needs a string queue and an integer id"
             ));
         };
-        let desc = match b.get("desc") {
+        let queue = queue.to_string();
+        let desc = match b.get_mut("desc").map(Value::take) {
             None => Vec::new(),
-            Some(Value::Array(d)) => d.clone(),
+            Some(Value::Array(d)) => d,
             Some(_) => return err(format!("{member}: dma block {i}: desc is not an array")),
         };
+        // NEFF-EC-3: a side moves the product of its sizes in bytes; one
+        // past 64 bits is no size (the other checks wait for a trigger).
+        for (k, d) in desc.iter().enumerate() {
+            for p in ["from_sizes", "to_sizes"] {
+                let Some(sizes) = d.get(p).and_then(Value::as_array) else {
+                    continue;
+                };
+                // Entries other than integers >= 1 are the trigger's to refuse.
+                let counts = sizes.iter().all(|x| x.as_u64().is_some_and(|x| x >= 1));
+                let product = sizes
+                    .iter()
+                    .try_fold(1u64, |a, x| a.checked_mul(x.as_u64()?));
+                if counts && product.is_none() {
+                    return err(format!(
+                        "{member}: dma block {i} (queue {queue:?}, id {id}), descriptor {k}: \
+                         the product of its {} {p} overflows 64 bits",
+                        sizes.len()
+                    ));
+                }
+            }
+        }
         out.push(DmaBlock {
-            queue: queue.to_string(),
+            queue,
             id,
             desc,
             member: member.to_string(),
@@ -851,4 +1003,63 @@ fn strict_reservation(def: &serde_json::Map<String, Value>, arch: Arch) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::neff::testing::{model, read, trigger};
+
+    /// `n` tmp-buf variables `t0`.. with ids from 2, as def.json entries.
+    fn tmp_bufs(n: usize) -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    r#","t{i}":{{"type":"tmp-buf","var_id":{},"size":4}}"#,
+                    i + 2
+                )
+            })
+            .collect()
+    }
+
+    const COPY: &str = r#"[{"id":0,"queue":"q","desc":[{"from":"x","to":"y",
+        "from_sizes":[16,1],"from_steps":[1,16],"to_sizes":[16,1],"to_steps":[1,16]}]}]"#;
+
+    #[test]
+    fn a_repeated_var_id_is_found_in_one_pass() {
+        // 200,000 variables: the search through the earlier ones each took
+        // a minute and a half in all.
+        let n = 200_000;
+        let ok = model(&tmp_bufs(n), COPY, trigger("q", 0));
+        let t = std::time::Instant::now();
+        let m = read(&ok).unwrap();
+        assert_eq!(m.vars.len(), n + 2);
+        assert_eq!(m.var("t123").unwrap().id, 125);
+        // A repeat names the first variable of its id, then itself.
+        let vars = tmp_bufs(n) + r#","dup":{"type":"tmp-buf","var_id":9,"size":4}"#;
+        let e = read(&model(&vars, COPY, trigger("q", 0))).unwrap_err();
+        assert_eq!(e.to_string(), "duplicate var_id 9 (t7, dup)");
+        let secs = t.elapsed().as_secs_f64();
+        assert!(secs < 10.0, "{secs} s");
+        // The first repeat in file order is the one reported.
+        let vars = r#","a":{"type":"tmp-buf","var_id":2,"size":4},"b":{"type":"tmp-buf","var_id":1,"size":4},"c":{"type":"tmp-buf","var_id":2,"size":4}"#;
+        let e = read(&model(vars, COPY, trigger("q", 0))).unwrap_err();
+        assert_eq!(e.to_string(), "duplicate var_id 1 (y, b)");
+    }
+
+    #[test]
+    fn a_descriptor_whose_sizes_overflow_is_a_load_error() {
+        // 32768^5 is 2^75: it used to wrap to zero records.
+        let dma = r#"[{"id":0,"queue":"q","desc":[{"from":"x","to":"y",
+            "from_sizes":[1,1,32768,32768,32768,32768,32768],"from_steps":[0,0,0,0,0,0,0],
+            "to_sizes":[1,1,32768,32768,32768,32768,32768],"to_steps":[0,0,0,0,0,0,0]}]}]"#;
+        let e = read(&model("", dma, trigger("q", 0))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sg00/pool.json: dma block 0 (queue \"q\", id 0), descriptor 0: the product of its 7 from_sizes overflows 64 bits"
+        );
+        // Sizes that are not counts are left to the trigger (exit 3).
+        let dma = dma.replace("[1,1,32768,", "[1,1,-1,");
+        assert!(read(&model("", &dma, trigger("q", 0))).is_ok());
+        assert!(read(&model("", COPY, trigger("q", 0))).is_ok());
+    }
 }

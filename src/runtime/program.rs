@@ -6,6 +6,7 @@ use crate::files::HostBytes;
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::record::Record;
 use crate::limits::Arch;
+use std::collections::HashMap;
 use std::fmt;
 
 /// What a variable is for.
@@ -268,6 +269,9 @@ impl Program {
     pub fn layout(&self) -> Result<(Vec<u64>, u64), VariableError> {
         let mut bases = Vec::with_capacity(self.variables.len());
         let mut next = 0u64;
+        // Earlier variables by name and by id (a NEFF may hold many).
+        let mut names: HashMap<&str, usize> = HashMap::new();
+        let mut ids: HashMap<u32, usize> = HashMap::new();
         for (index, v) in self.variables.iter().enumerate() {
             let err = |fault| VariableError {
                 index,
@@ -277,16 +281,18 @@ impl Program {
             if !name_ok(&v.name) {
                 return Err(err(VariableFault::Name));
             }
-            let earlier = &self.variables[..index];
-            if let Some(first) = earlier.iter().position(|w| w.name == v.name) {
+            if let Some(&first) = names.get(v.name.as_str()) {
                 return Err(err(VariableFault::DuplicateName { first }));
             }
             if v.id > MAX_VARIABLE_ID {
                 return Err(err(VariableFault::IdRange(v.id)));
             }
-            if let Some(first) = earlier.iter().position(|w| w.id == v.id) {
+            if let Some(&first) = ids.get(&v.id) {
                 return Err(err(VariableFault::DuplicateId { id: v.id, first }));
             }
+            // Every earlier variable passed these checks: names and ids are unique.
+            names.insert(&v.name, index);
+            ids.insert(v.id, index);
             if v.dtype.size().is_none() {
                 return Err(err(VariableFault::Dtype(v.dtype)));
             }

@@ -199,8 +199,10 @@ fn bench_pool_reports_rows_and_ratio() {
         assert!(v["pool_over_copy"][0].as_f64().unwrap() > 0.0);
         assert_eq!(v["nonzero_fraction"], 1.0);
     }
+    // A flag's value out of its bounds is a usage error (exit 2).
     let o = tpb_env(&["bench", "pool", "--bytes", "7"], &[]);
-    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 7"));
     let o = tpb_env(&["bench", "pool", "--nonzero-fraction", "1.5"], &[]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--nonzero-fraction 1.5"));

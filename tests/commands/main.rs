@@ -13,6 +13,9 @@ mod cpu_cli;
 mod frontend_cli;
 mod gpu_cli;
 mod lower_cli;
+// Peak RSS from wait4, in KiB: Linux's units.
+#[cfg(target_os = "linux")]
+mod neff_bounds;
 mod neff_cli;
 mod no_lost_data;
 mod perf_bench_program;
