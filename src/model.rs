@@ -426,7 +426,8 @@ impl Prepared {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Finished, ModelError> {
-        let mut machine = Machine::new(self.staged);
+        // The staged image becomes the DRAM itself (no copy of the inputs).
+        let mut machine = Machine::from_owned(self.staged);
         machine.set_max_records(opts.max_records);
         machine.set_max_work(opts.max_work);
         // Only DRAM (the output variables) is read after the run.

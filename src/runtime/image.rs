@@ -22,6 +22,17 @@ pub(crate) struct DramImage {
     parts: Vec<(u64, HostBytes)>,
 }
 
+/// `n` zero bytes, or `Err(n)` when the allocator refuses them (a process
+/// under `ulimit -v`, say) instead of aborting. A fallible reservation of the
+/// size is tried first; the buffer itself then comes zeroed from the
+/// allocator, so its pages cost memory only as they are written.
+fn zeros(n: usize) -> Result<Vec<u8>, u64> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(n).map_err(|_| n as u64)?;
+    drop(probe);
+    Ok(vec![0u8; n])
+}
+
 impl DramImage {
     /// `size` bytes of zeros.
     pub fn zeroed(size: u64) -> DramImage {
@@ -36,10 +47,11 @@ impl DramImage {
     /// each reusing its first input's buffer when that input starts it and
     /// is given by value, and otherwise freshly zeroed (pages the OS zeroes
     /// as they are touched) with borrowed bytes copied in once.
+    /// `Err(bytes)` when host memory for a part of `bytes` cannot be had.
     pub fn build<'a>(
         size: u64,
         inits: impl IntoIterator<Item = (u64, Cow<'a, HostBytes>)>,
-    ) -> DramImage {
+    ) -> Result<DramImage, u64> {
         let mut inits: Vec<(u64, Cow<HostBytes>)> = inits.into_iter().collect();
         let own_part = |b: &HostBytes| b.is_shared() && !b.is_empty();
         let mut parts: Vec<(u64, HostBytes)> = Vec::new();
@@ -71,8 +83,10 @@ impl DramImage {
                 _ => (Vec::new(), i),
             };
             if v.is_empty() {
-                v = vec![0u8; n];
+                v = zeros(n)?;
             } else {
+                v.try_reserve_exact(n.saturating_sub(v.len()))
+                    .map_err(|_| n as u64)?;
                 v.resize(n, 0);
             }
             while k < j {
@@ -84,7 +98,7 @@ impl DramImage {
             parts.push((at, v.into()));
             (at, i) = (end, j);
         }
-        DramImage { parts }
+        Ok(DramImage { parts })
     }
 
     /// Bytes in all.
@@ -224,12 +238,13 @@ mod tests {
                 (4, own(vec![3u8])),
                 (8, own(vec![4u8, 5])),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(img.parts.len(), 1);
         assert_eq!(&*img.to_bytes(), [1, 2, 0, 0, 3, 0, 0, 0, 4, 5, 0, 0]);
-        let img = DramImage::build(6, [(2, own(vec![7u8]))]);
+        let img = DramImage::build(6, [(2, own(vec![7u8]))]).unwrap();
         assert_eq!(&*img.to_bytes(), [0, 0, 7, 0, 0, 0]);
-        assert_eq!(DramImage::build(3, []).to_bytes().len(), 3);
+        assert_eq!(DramImage::build(3, []).unwrap().to_bytes().len(), 3);
     }
 
     #[test]
@@ -241,7 +256,8 @@ mod tests {
                 (4, shared(&[1, 2, 3, 4])),
                 (12, own(vec![8u8])),
             ],
-        );
+        )
+        .unwrap();
         assert_eq!(img.parts.len(), 3);
         assert!(img.parts[1].1.is_shared());
         assert_eq!(
@@ -252,14 +268,15 @@ mod tests {
         // Across two parts: no single slice.
         assert_eq!(img.get(3, 5), None);
         // A shared input first, and one at the very end.
-        let img = DramImage::build(8, [(0, shared(&[1, 2])), (6, shared(&[3, 4]))]);
+        let img = DramImage::build(8, [(0, shared(&[1, 2])), (6, shared(&[3, 4]))]).unwrap();
         assert_eq!(&*img.to_bytes(), [1, 2, 0, 0, 0, 0, 3, 4]);
         assert_eq!(img.len(), 8);
     }
 
     #[test]
     fn writing_copies_a_shared_part_and_spanning_merges() {
-        let mut img = DramImage::build(8, [(0, own(vec![1u8, 1])), (4, shared(&[5, 6, 7, 8]))]);
+        let mut img =
+            DramImage::build(8, [(0, own(vec![1u8, 1])), (4, shared(&[5, 6, 7, 8]))]).unwrap();
         let (w, base) = img.window_mut(5, 6);
         assert_eq!(base, 4);
         w[1] = 60;
@@ -272,7 +289,7 @@ mod tests {
 
     #[test]
     fn take_moves_a_range_out_and_reset_restores_the_image() {
-        let image = DramImage::build(8, [(0, shared(&[1, 2, 3, 4]))]);
+        let image = DramImage::build(8, [(0, shared(&[1, 2, 3, 4]))]).unwrap();
         let mut m = image.clone();
         m.window_mut(4, 8).0.copy_from_slice(&[5, 6, 7, 8]);
         m.window_mut(0, 1).0[0] = 0;
@@ -282,5 +299,12 @@ mod tests {
         assert_eq!(m.clone().take(5, 7), [6, 7]);
         m.reset_from(&DramImage::default());
         assert_eq!(&*m.to_bytes(), [0; 8]);
+    }
+
+    #[test]
+    fn an_image_larger_than_the_allocator_gives_is_an_error() {
+        // No allocator hands out isize::MAX bytes; the size comes back.
+        let n = isize::MAX as u64;
+        assert_eq!(DramImage::build(n, []).err(), Some(n));
     }
 }

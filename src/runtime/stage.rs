@@ -61,6 +61,14 @@ pub enum StageError {
         /// Where (input offset) and why.
         rejected: Rejected,
     },
+    /// Host memory ran out for the DRAM image (bad input: the variables ask
+    /// for more than this process can hold).
+    OutOfMemory {
+        /// The bytes asked for at once.
+        bytes: u64,
+        /// Device DRAM in all.
+        dram: u64,
+    },
     /// [`StageError::Invalid`] or [`StageError::Footprint`] of a stream that
     /// lowering changed: the inner error gives the lowered offset, `original`
     /// the input offset of the record it was lowered from.
@@ -75,7 +83,10 @@ pub enum StageError {
 impl StageError {
     /// True for bad input (a variable or a stream's length), false for an invalid record.
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, StageError::Variable(_) | StageError::Malformed { .. })
+        matches!(
+            self,
+            StageError::Variable(_) | StageError::Malformed { .. } | StageError::OutOfMemory { .. }
+        )
     }
 
     /// The failing predicate, for an invalid record.
@@ -95,6 +106,11 @@ impl fmt::Display for StageError {
         match self {
             StageError::Variable(e) => e.fmt(f),
             StageError::Malformed { engine, source } => write!(f, "{engine} stream: {source}"),
+            StageError::OutOfMemory { bytes, dram } => write!(
+                f,
+                "out of host memory for the program's device DRAM ({bytes} bytes at once, {dram} \
+                 in all)"
+            ),
             StageError::Invalid { engine, record } => write!(
                 f,
                 "{engine} stream, {} at byte offset {}: {record}",
@@ -164,7 +180,7 @@ pub fn stage_owned(mut program: Program) -> Result<Staged, StageError> {
 /// [`stage`] with the DRAM image made by `image(bases, size)`.
 fn stage_with(
     program: &Program,
-    image: impl FnOnce(&[u64], u64) -> DramImage,
+    image: impl FnOnce(&[u64], u64) -> Result<DramImage, u64>,
 ) -> Result<Staged, StageError> {
     let (bases, size) = program.layout().map_err(StageError::Variable)?;
     let slots: Vec<Slot> = program
@@ -247,7 +263,8 @@ fn stage_with(
         exits[engine as usize] = all;
         blocks[engine as usize] = lowered.blocks().to_vec();
     }
-    let dram_init = image(&bases, size);
+    let dram_init =
+        image(&bases, size).map_err(|bytes| StageError::OutOfMemory { bytes, dram: size })?;
     Ok(Staged {
         arch: program.arch,
         steps,

@@ -499,3 +499,49 @@ fn a_lying_isize_exits_4_under_a_small_address_space() {
         m.stderr
     );
 }
+
+/// A program whose DRAM is larger than the process may hold: exit 4 naming
+/// the manifest, not an abort on the allocation (exit 134); and a 256 MiB
+/// output written without a second copy of it.
+#[test]
+fn dram_past_the_address_space_exits_4_and_outputs_are_not_doubled() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = |bytes: u64| {
+        let p = dir.path().join(format!("p{bytes}.toml"));
+        std::fs::write(
+            &p,
+            format!(
+                "arch = \"cayman\"\n[streams]\n[[variable]]\nname = \"y\"\nid = 1\n\
+                 dtype = \"uint8\"\nshape = [{bytes}]\nrole = \"output\"\n"
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let big = manifest(4_000_000_000);
+    let out = dir.path().join("out");
+    let (b, o) = (big.to_str().unwrap(), out.to_str().unwrap());
+    let m = measured(&["run", b, "--out", o, "--backend", "cpu"], Some(2_000_000));
+    eprintln!("4 GB of DRAM under ulimit -v 2000000: {m}");
+    assert_eq!(m.code, Some(4), "{m}: {}", m.stderr);
+    assert!(
+        m.stderr.contains(b) && m.stderr.contains("out of host memory"),
+        "{}",
+        m.stderr
+    );
+    assert!(!out.exists(), "a refused run writes nothing");
+    // 256 MiB out: one copy (the DRAM image), never the image and a file's worth more.
+    let mib = 256u64;
+    let p = manifest(mib << 20);
+    let m = measured(
+        &["run", p.to_str().unwrap(), "--out", o, "--backend", "cpu"],
+        None,
+    );
+    eprintln!("a {mib} MiB output: {m}");
+    assert_eq!(m.code, Some(0), "{m}: {}", m.stderr);
+    assert_eq!(
+        std::fs::metadata(out.join("y.npy")).unwrap().len(),
+        (mib << 20) + 128
+    );
+    assert!(m.peak_kib < (mib * 1024) * 12 / 10 + 64 * 1024, "{m}");
+}
