@@ -118,6 +118,12 @@ def run_onnx(c, x):
     else:
         attrs = dict(kernel_shape=k, strides=s, dilations=d, pads=[p[0], p[1], p[2], p[3]])
     attrs["ceil_mode"] = int(c["ceil_mode"])
+    return evaluate(c, attrs, x)
+
+
+def evaluate(c, attrs, x):
+    """Runs case `c` (its mode, indices, count_include_pad, dtype) with the
+    pooling attributes `attrs` on `x` through onnx's ReferenceEvaluator."""
     onnx_dtype = ONNX_TYPES["fp32" if c["dtype"] == "bf16" else c["dtype"]]
     outputs = ["Y"]
     if c["mode"] == "max":

@@ -22,11 +22,9 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gen_pool2d_fixtures import ONNX_TYPES, make_input, save_case  # noqa: E402
+from gen_pool2d_fixtures import evaluate, make_input, save_case  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "pool3d")
 
@@ -100,23 +98,7 @@ CASES = [
 def run_onnx(c, x):
     attrs = dict(kernel_shape=c["kernel"], strides=c["stride"], dilations=c["dilation"],
                  pads=c["pads"], ceil_mode=int(c["ceil_mode"]))
-    onnx_dtype = ONNX_TYPES["fp32" if c["dtype"] == "bf16" else c["dtype"]]
-    outputs = ["Y"]
-    if c["mode"] == "max":
-        op = "MaxPool"
-        if c["return_indices"]:
-            outputs.append("I")
-    else:
-        op = "AveragePool"
-        attrs["count_include_pad"] = int(c["count_include_pad"])
-    node = helper.make_node(op, ["X"], outputs, **attrs)
-    out_infos = [helper.make_tensor_value_info("Y", onnx_dtype, None)]
-    if len(outputs) == 2:
-        out_infos.append(helper.make_tensor_value_info("I", TensorProto.INT64, None))
-    graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("X", onnx_dtype, None)],
-                              out_infos)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    return ReferenceEvaluator(model).run(None, {"X": x})
+    return evaluate(c, attrs, x)
 
 
 def main():

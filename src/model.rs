@@ -294,6 +294,24 @@ impl Model {
             })
     }
 
+    /// Refuses a set of input names that a run cannot take (exit 2): a name
+    /// the model does not have, or, for a NEFF, a public input not named
+    /// (NEFF-EC-18; a manifest's inputs default to its own files).
+    pub fn check_names(&self, names: &[&str]) -> Result<(), ModelError> {
+        for name in names {
+            self.check_name(name)?;
+        }
+        if let Kind::Neff(n) = &self.kind
+            && let Some(t) = n.inputs.iter().find(|t| !names.contains(&t.name.as_str()))
+        {
+            return Err(ModelError::Name(format!(
+                "missing --input {}=FILE.npy",
+                t.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks that the array `npy` (read from `file`) can be the input
     /// `name`: the same kind and size of element and the same shape.
     pub fn check_array(&self, name: &str, file: &Path, npy: &Npy) -> Result<(), ModelError> {
@@ -331,6 +349,8 @@ impl Model {
         &self,
         inputs: &HashMap<String, HostBytes>,
     ) -> Result<crate::runtime::Staged, ModelError> {
+        let names: Vec<&str> = inputs.keys().map(String::as_str).collect();
+        self.check_names(&names)?;
         for (name, data) in inputs {
             let t = self.check_name(name)?;
             if data.len() as u64 != t.bytes {
@@ -345,12 +365,6 @@ impl Model {
         }
         match &self.kind {
             Kind::Neff(n) => {
-                if let Some(t) = n.inputs.iter().find(|t| !inputs.contains_key(&t.name)) {
-                    return Err(ModelError::Name(format!(
-                        "missing --input {}=FILE.npy",
-                        t.name
-                    )));
-                }
                 let mapped = crate::neff::lower::program(n, inputs).map_err(|e| match e {
                     crate::neff::lower::MapError::Load(m) => ModelError::Load(m),
                     crate::neff::lower::MapError::Rejected(r) => ModelError::Invalid(r.to_string()),
@@ -358,13 +372,21 @@ impl Model {
                 stage(&mapped.program).map_err(|e| neff_stage_error(e, &mapped.streams))
             }
             Kind::Manifest(p) => {
-                let mut p = Program::clone(p);
-                for v in p.variables.iter_mut().filter(|v| v.role == Role::Input) {
-                    if let Some(data) = inputs.get(&v.name) {
-                        v.init = Some(data.clone());
+                // The manifest as read, or a copy with the given inputs in place.
+                let replaced;
+                let p = if inputs.is_empty() {
+                    &**p
+                } else {
+                    let mut q = Program::clone(p);
+                    for v in q.variables.iter_mut().filter(|v| v.role == Role::Input) {
+                        if let Some(data) = inputs.get(&v.name) {
+                            v.init = Some(data.clone());
+                        }
                     }
-                }
-                stage(&p).map_err(|e| {
+                    replaced = q;
+                    &replaced
+                };
+                stage(p).map_err(|e| {
                     if e.is_bad_input() {
                         ModelError::Load(format!("{}: {e}", self.source))
                     } else {

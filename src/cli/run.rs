@@ -308,23 +308,13 @@ fn input_pairs(given: &[String], model: &Model) -> Result<Vec<(String, PathBuf)>
                 "--input {g}: expected NAME=FILE.npy"
             )));
         };
-        model.check_name(name)?;
         if pairs.iter().any(|p| p.0 == name) {
             return Err(CliError::Usage(format!("--input {name} is given twice")));
         }
         pairs.push((name.to_string(), PathBuf::from(file)));
     }
-    if model.is_neff()
-        && let Some(t) = model
-            .inputs()
-            .iter()
-            .find(|t| !pairs.iter().any(|p| p.0 == t.name))
-    {
-        return Err(CliError::Usage(format!(
-            "missing --input {}=FILE.npy",
-            t.name
-        )));
-    }
+    let names: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
+    model.check_names(&names)?;
     Ok(pairs)
 }
 

@@ -2,6 +2,7 @@
 //! disasm, asm and demo. No input may end in a panic (exit 101).
 
 use crate::common;
+use crate::common::{s, stderr};
 use common::tpb;
 use std::process::Output;
 
@@ -18,18 +19,10 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
     p
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn stream_with_bad_second_record() -> Vec<u8> {

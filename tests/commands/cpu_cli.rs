@@ -4,6 +4,7 @@
 //! outside active memory; never 101).
 
 use crate::common;
+use crate::common::stderr;
 use common::tpb;
 use std::process::Output;
 
@@ -39,10 +40,6 @@ impl Drop for Dir {
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn write_stream(path: &Path, recs: &[Record]) {

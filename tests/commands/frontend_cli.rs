@@ -1,5 +1,6 @@
 //! `tpb-emu pool2d`, `viz` and `demo` as a user runs them.
 
+use crate::common::s;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -26,10 +27,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/pool2d")
         .join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn data(p: &Path) -> Vec<u8> {

@@ -2,6 +2,7 @@
 //! `--backend cpu`; no adapter is exit 5; `info` and `bench pool` report.
 
 use crate::common;
+use crate::common::s;
 use common::tpb_env;
 
 use npyz::WriterBuilder;
@@ -10,10 +11,6 @@ use tpb_emu::isa::enums::PoolFunc;
 use tpb_emu::isa::samples::{seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
 use tpb_emu::isa::{Addr4, Region};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn write_input(path: &Path) {
     // 16 lanes of a 4×4 map: lane l holds l*100 + 0..16.

@@ -5,20 +5,13 @@
 //! `pool2d` program).
 
 use crate::common;
+use crate::common::{s, stderr};
 use crate::neff_fixture;
 use common::tpb;
 use neff_fixture::*;
 use std::path::Path;
 use tpb_emu::isa::enums::Dtype;
 use tpb_emu::npy::{read_npy, write_npy};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The fixture's input: 32 fp32 values.
 fn fixture_input(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {

@@ -6,17 +6,10 @@
 //! SIGTERM. FIFOs and symlinks live in temporary folders, never in /dev.
 
 use crate::common::tpb;
+use crate::common::{s, stderr};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn mkfifo(p: &Path) {
     let st = std::process::Command::new("mkfifo")

@@ -2,6 +2,7 @@
 //! exit-code contract. Each test names the item of the issue it checks.
 
 use crate::common;
+use crate::common::s;
 use common::{tpb, tpb_env};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -24,10 +25,6 @@ fn err(o: &Output) -> String {
 
 fn out(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn le32(v: &[u32]) -> Vec<u8> {

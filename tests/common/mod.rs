@@ -32,6 +32,16 @@ pub fn tpb_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     out
 }
 
+/// A path as the `&str` an argument list takes (test paths are UTF-8).
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A command's stderr as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// Bytes at the start of each partition that random records use.
 pub const WINDOW: u32 = 1024;
 
