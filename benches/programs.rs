@@ -11,10 +11,10 @@
 //!   and updates registers. Records/s of the run, and of staging.
 //! - 200 transposes between SBUF and PSUM (128 × 16 fp32, DMAs whose walks
 //!   cross partitions) between a DMA in and a DMA out, per backend: on the
-//!   GPU they run as a kernel behind each other (`Executor::chip_dma`).
+//!   GPU they run as a kernel behind each other (`Resident::dma`).
 //! - 200 DMAs through a scratch variable: SBUF out to it and back into PSUM,
 //!   100 times (128 × 16 fp32), per backend: on the GPU the variable is
-//!   held in device memory and the DMAs run as a kernel (`Executor::hold_dram`).
+//!   held in device memory and the DMAs run as a kernel (`Begin::dram`).
 //! - A counted loop executing 1,000,000 records from a 4-record stream (the
 //!   scheduler alone).
 //!

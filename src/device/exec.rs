@@ -1,6 +1,17 @@
 //! The backend contract: an [`Executor`] runs device ops on device memory.
 //! The CPU reference ([`crate::device::cpu::CpuExecutor`]) and the GPU
 //! backend implement it and must give the same bits.
+//!
+//! Every backend implements three methods: [`Executor::name`],
+//! [`Executor::execute`] and [`Executor::finish`]; the host's copy of
+//! device memory is then the only one, and the host reads and writes it
+//! freely between ops. A backend that keeps its own copy (the GPU) opts
+//! into [`Resident`] through [`Executor::resident`], and the runtime then
+//! says what it does to memory: [`Resident::begin`] a run with what the
+//! host zeroed and the DRAM it hands over, [`Resident::read`] ranges now or
+//! later ([`Resident::collect`]), [`Resident::write`] ranges, offer a DMA
+//! ([`Resident::dma`]), and [`Resident::end`] the run reading back or
+//! dropping what the backend holds.
 
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::{ChipDma, Op};
@@ -9,7 +20,8 @@ use std::ops::Range;
 pub use crate::device::memory::{HostRange, HostWrite};
 
 /// A copy of device memory a backend started for the host to read later
-/// ([`Executor::capture`], [`Executor::collect`]): an id of the backend's.
+/// ([`Resident::read`] with [`When::Later`], [`Resident::collect`]): an id
+/// of the backend's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capture(pub u64);
 
@@ -37,146 +49,106 @@ impl BackendError {
 pub trait Executor {
     /// Short name (`cpu`, `gpu`).
     fn name(&self) -> &'static str;
-    /// Runs `op` on its lanes of `mem` — or queues it: a backend may defer
-    /// work until [`Executor::finish`], provided ops still take effect in
-    /// order.
+    /// Runs `op` on its lanes of `mem`. Without [`Executor::resident`] the
+    /// op has taken effect in `mem` when this returns; a resident backend
+    /// may queue it, provided ops still take effect in order.
     fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError>;
-    /// Completes deferred work so that `mem` holds every op's result.
-    /// Called once at the end of a run, and before the host reads or writes
-    /// device memory.
-    fn finish(&mut self, _mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        Ok(())
+    /// Completes deferred work so that `mem` holds every op's result and
+    /// reports its failures; the backend holds nothing afterwards. Called
+    /// once at the end of a run by callers that do not use
+    /// [`Executor::resident`].
+    fn finish(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError>;
+    /// The backend's own copy of device memory, when it keeps one (the
+    /// GPU). `None`, the default: `mem` is the only copy.
+    fn resident(&mut self) -> Option<&mut dyn Resident> {
+        None
     }
-    /// Makes `mem` hold every op's result in `ranges`, which the host is
-    /// about to read or write (a DMA); bytes outside them may stay stale
-    /// until [`Executor::finish`]. The default finishes everything.
-    fn host_access(
+}
+
+/// What the host knows of memory when a run begins ([`Resident::begin`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Begin<'a> {
+    /// SBUF and PSUM are all zero and nothing ran since (a machine at the
+    /// start of its program): the backend may zero its own copy instead of
+    /// copying `mem`.
+    pub zeroed: bool,
+    /// Device DRAM offered for the backend to hold during the run: a window
+    /// of `len` bytes, zero but for `init`'s pieces (window offset, bytes).
+    /// DMAs between it and SBUF/PSUM then run as [`Resident::dma`]s with a
+    /// [`crate::device::Place::HeldDram`] walk, and nothing of it crosses
+    /// to the host until [`Resident::end`].
+    pub dram: Option<DramWindow<'a>>,
+}
+
+/// A window of device DRAM offered to a backend ([`Begin::dram`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DramWindow<'a> {
+    /// Its length in bytes.
+    pub len: u64,
+    /// Its bytes that are not zero: (window offset, bytes).
+    pub init: &'a [(u64, &'a [u8])],
+}
+
+/// When the host reads ranges of memory ([`Resident::read`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Now: `mem` holds every op's result in the ranges on return.
+    Now,
+    /// Later, as the ranges are once every op queued so far has run (a DMA
+    /// to DRAM whose bytes nothing reads yet): the backend may start a
+    /// [`Capture`] for [`Resident::collect`], or start none (`None`), and
+    /// the host reads them now.
+    Later,
+}
+
+/// The bytes the host writes into ranges of memory ([`Resident::write`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Write<'a> {
+    /// The host wrote them into `mem` after reading the ranges
+    /// ([`When::Now`]); the backend takes them in. Always taken.
+    Done,
+    /// The host offers these bytes instead of writing `mem` (a DMA from
+    /// DRAM, which reads no device memory). A backend takes them only when
+    /// they cover every byte of the ranges exactly once (then their order
+    /// does not matter); taken, `mem` is not written and is stale there.
+    Offer(&'a [HostWrite<'a>]),
+}
+
+/// How a run ends ([`Resident::end`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// `mem` gets every byte the backend holds newer, held DRAM is read
+    /// back (as [`Executor::finish`]).
+    ReadBack,
+    /// The caller reads only DRAM outside the held window afterwards: bytes
+    /// the backend holds newer than `mem` are dropped, so `mem` may be
+    /// stale.
+    Drop,
+}
+
+/// A backend that keeps its own copy of device memory, told what the host
+/// does to it. The calls of one run come in this order: [`Resident::begin`];
+/// ops, DMAs and the host's accesses in program order; [`Resident::end`].
+/// A host access reads (and writes) only ranges it has [`Resident::read`]
+/// now, and reports what it wrote with [`Resident::write`]. Ranges are the
+/// bytes of one partition each, as [`HostRange`] says.
+pub trait Resident {
+    /// Begins a run on `mem`. True when the backend holds the DRAM window
+    /// offered ([`Begin::dram`]); false when it does not (nothing queued
+    /// may move, memory of another generation, too large): the host then
+    /// keeps all of DRAM.
+    fn begin(&mut self, mem: &DeviceMemory, run: Begin<'_>) -> Result<bool, BackendError>;
+    /// The host reads `ranges` of `mem` ([`When`]). [`When::Now`]: `mem`
+    /// holds every op's result there on return (bytes outside may stay
+    /// stale), and the result is `None`. [`When::Later`]: a [`Capture`] to
+    /// collect, or `None` when the backend starts none (the host then reads
+    /// them now).
+    fn read(
         &mut self,
         mem: &mut DeviceMemory,
-        _ranges: &[HostRange],
-    ) -> Result<(), BackendError> {
-        self.finish(mem)
-    }
-    /// `mem` is all zero and nothing is queued (a machine at the start of its
-    /// program); a backend that keeps its own copy may zero that instead of
-    /// copying `mem`. From here until [`Executor::finish`] the host changes
-    /// `mem` only in ranges it reports to [`Executor::host_wrote`].
-    fn host_zeroed(&mut self, _mem: &DeviceMemory) -> Result<(), BackendError> {
-        Ok(())
-    }
-    /// The host wrote `ranges` of `mem` after [`Executor::host_access`] on
-    /// them; a backend that keeps its own copy of memory takes them in.
-    fn host_wrote(
-        &mut self,
-        _mem: &DeviceMemory,
-        _ranges: &[HostRange],
-    ) -> Result<(), BackendError> {
-        Ok(())
-    }
-    /// True when the backend keeps its own copy of device memory: the host
-    /// then says what it reads and writes ([`Executor::host_access`],
-    /// [`Executor::host_wrote`], [`Executor::host_write`],
-    /// [`Executor::capture`]). False, the default: `mem` is the only copy,
-    /// every op has taken effect in it when `execute` returns, and the host
-    /// reads and writes it freely.
-    fn keeps_memory(&self) -> bool {
-        false
-    }
-    /// The host is about to write `writes` into `ranges` (a DMA from DRAM,
-    /// which reads no device memory) and offers the bytes to the backend
-    /// instead of `mem`. A backend takes them only when they cover every
-    /// byte of `ranges` exactly once (no gap, no overlap: then their order
-    /// does not matter). `Ok(true)`: the backend took them in program
-    /// order; `mem` is not written and is stale there (the backend reads
-    /// them back when the host next needs them). `Ok(false)`, the default:
-    /// nothing happened, and the caller writes `mem` as for any write
-    /// ([`Executor::host_access`], then [`Executor::host_wrote`]).
-    fn host_write(
-        &mut self,
-        _mem: &DeviceMemory,
-        _ranges: &[HostRange],
-        _writes: &[HostWrite<'_>],
-    ) -> Result<bool, BackendError> {
-        Ok(false)
-    }
-    /// A DMA between on-chip places for a backend that keeps its own copy
-    /// of memory to run behind the queued ops, as its datapath would.
-    /// `read` and `written` are the bytes of its walks per partition, as
-    /// for [`Executor::host_access`]. `Ok(true)`: the backend took it (the
-    /// bytes it writes are the backend's from now on, like an op's).
-    /// `Ok(false)`, the default: nothing happened, and the host runs it on
-    /// `mem` ([`Executor::host_access`], then [`Executor::host_wrote`]).
-    fn chip_dma(
-        &mut self,
-        _dma: &ChipDma,
-        _mem: &DeviceMemory,
-        _read: &[HostRange],
-        _written: &[HostRange],
-    ) -> Result<bool, BackendError> {
-        Ok(false)
-    }
-    /// Takes device DRAM for the backend to hold during a run, so that DMAs
-    /// between it and SBUF/PSUM run behind the queued ops
-    /// ([`Executor::chip_dma`] with a [`crate::device::Place::HeldDram`]
-    /// walk) and nothing of it crosses to the host until
-    /// [`Executor::release_dram`]: a window of `len` bytes, zero but for
-    /// `init`'s pieces (window offset, bytes), for the run on `mem`. Called
-    /// at the start of a run, before any op; `Ok(false)`, the default: the
-    /// backend holds no DRAM (too large for it, memory of another
-    /// generation, or it keeps no memory of its own) and the host keeps all
-    /// of DRAM.
-    fn hold_dram(
-        &mut self,
-        _mem: &DeviceMemory,
-        _len: u64,
-        _init: &[(u64, &[u8])],
-    ) -> Result<bool, BackendError> {
-        Ok(false)
-    }
-    /// True when [`Executor::chip_dma`] takes `dma`, a DMA between SBUF or
-    /// PSUM and held DRAM, whatever else has happened: the runtime holds a
-    /// variable only if every DMA that touches it passes. The default: no.
-    fn takes_held_dma(&self, _dma: &ChipDma) -> bool {
-        false
-    }
-    /// Ends [`Executor::hold_dram`]: hands `sink` the bytes of each of
-    /// `ranges` (window offsets) as every op queued so far leaves them,
-    /// its index in `ranges` with them; the window is dropped. `mem` is the
-    /// host's copy of SBUF and PSUM, for queued ops that still need it.
-    /// Called before [`Executor::finish`] or [`Executor::settle`] when the
-    /// backend holds DRAM.
-    fn release_dram(
-        &mut self,
-        _mem: &DeviceMemory,
-        ranges: &[Range<u64>],
-        _sink: &mut dyn FnMut(usize, &[u8]),
-    ) -> Result<(), BackendError> {
-        match ranges {
-            [] => Ok(()),
-            _ => Err(BackendError::new(self.name(), "holds no DRAM")),
-        }
-    }
-    /// Completes deferred work and reports its failures, like
-    /// [`Executor::finish`], for a caller that needs nothing of device
-    /// memory afterwards (it reads only DRAM): bytes the backend holds
-    /// newer than `mem` are dropped, not read back, so `mem` may be stale;
-    /// as after `finish`, the backend holds nothing. The default finishes.
-    fn settle(&mut self, mem: &mut DeviceMemory) -> Result<(), BackendError> {
-        self.finish(mem)
-    }
-    /// Starts a copy of `ranges` as they will be once every op queued so
-    /// far has run, for the host to read later with [`Executor::collect`]
-    /// instead of waiting now (a DMA from SBUF/PSUM to DRAM whose DRAM
-    /// bytes nothing reads yet). `Ok(None)`, the default: nothing to defer,
-    /// the caller makes `mem` current with [`Executor::host_access`] and
-    /// reads it now.
-    fn capture(
-        &mut self,
-        _mem: &DeviceMemory,
-        _ranges: &[HostRange],
-    ) -> Result<Option<Capture>, BackendError> {
-        Ok(None)
-    }
+        ranges: &[HostRange],
+        when: When,
+    ) -> Result<Option<Capture>, BackendError>;
     /// Hands `sink` the bytes of each of `captures`, in order: its index in
     /// `captures` and the bytes of its ranges, concatenated in order. One
     /// wait for all of them; every capture started before is settled, and
@@ -184,13 +156,47 @@ pub trait Executor {
     /// of `mem` up to date from the captured bytes.
     fn collect(
         &mut self,
-        _mem: &mut DeviceMemory,
+        mem: &mut DeviceMemory,
         captures: &[Capture],
-        _sink: &mut dyn FnMut(usize, &[u8]),
-    ) -> Result<(), BackendError> {
-        match captures {
-            [] => Ok(()),
-            _ => Err(BackendError::new(self.name(), "no captures were started")),
-        }
-    }
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError>;
+    /// The host writes `ranges` ([`Write`]). True when the backend took the
+    /// bytes: in program order, newer than `mem` from now on. False (an
+    /// [`Write::Offer`] refused): nothing happened, and the host reads the
+    /// ranges now, writes `mem` and reports [`Write::Done`].
+    fn write(
+        &mut self,
+        mem: &DeviceMemory,
+        ranges: &[HostRange],
+        bytes: Write<'_>,
+    ) -> Result<bool, BackendError>;
+    /// A DMA between on-chip places, or between SBUF/PSUM and held DRAM, for
+    /// the backend to run behind the queued ops as its datapath would.
+    /// `read` and `written` are the bytes of its on-chip walks per
+    /// partition. True: the backend took it (the bytes it writes are the
+    /// backend's from now on, like an op's). False: nothing happened, and
+    /// the host runs it on `mem` (read now, write, [`Write::Done`]).
+    fn dma(
+        &mut self,
+        dma: &ChipDma,
+        mem: &DeviceMemory,
+        read: &[HostRange],
+        written: &[HostRange],
+    ) -> Result<bool, BackendError>;
+    /// True when [`Resident::dma`] takes `dma`, a DMA between SBUF or PSUM
+    /// and held DRAM, whatever else has happened: the runtime offers a
+    /// variable to hold only if every DMA that touches it passes.
+    fn takes(&self, dma: &ChipDma) -> bool;
+    /// Ends the run ([`End`]): runs what is queued and reports its
+    /// failures. When the backend holds DRAM, `sink` gets the bytes of each
+    /// of `held` (window offsets) as the run leaves them, its index in
+    /// `held` with them, and the window is dropped; `held` is empty with
+    /// [`End::Drop`]. The backend holds nothing afterwards.
+    fn end(
+        &mut self,
+        mem: &mut DeviceMemory,
+        end: End,
+        held: &[Range<u64>],
+        sink: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<(), BackendError>;
 }

@@ -26,7 +26,7 @@ pub struct HostRange {
     pub bytes: Range<usize>,
 }
 
-/// Bytes the host writes into SBUF or PSUM ([`crate::device::Executor::host_write`]):
+/// Bytes the host writes into SBUF or PSUM ([`crate::device::Write::Offer`]):
 /// `bytes` from byte index `at` of `region` (indices as in [`HostRange`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostWrite<'a> {

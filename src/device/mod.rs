@@ -22,7 +22,7 @@ pub mod ops;
 
 pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
-pub use exec::{BackendError, Capture, Executor};
+pub use exec::{BackendError, Begin, Capture, DramWindow, End, Executor, Resident, When, Write};
 pub use memory::{DeviceMemory, HostRange, HostWrite, MemError};
 pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 

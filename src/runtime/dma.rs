@@ -557,7 +557,7 @@ pub(crate) fn execute(p: &DmaPlan, mem: &mut DeviceMemory, dram: &mut DramImage)
 
 /// The rows of a DMA from DRAM into SBUF/PSUM that a backend can take
 /// instead of the host's copy of device memory
-/// ([`crate::device::Executor::host_write`]): when it converts nothing and
+/// ([`crate::device::Write::Offer`]): when it converts nothing and
 /// both walks are rows of adjacent bytes, the DRAM bytes of each row and
 /// where they go. `None` for any other DMA. Rows that overlap (the later
 /// must win, as in [`execute`]) or leave gaps in the DMA's ranges are
@@ -586,7 +586,7 @@ pub(crate) fn rows_into_chip<'a>(
 }
 
 /// A DMA as the device op a backend may run itself
-/// ([`crate::device::Executor::chip_dma`]): between on-chip places, or
+/// ([`crate::device::Resident::dma`]): between on-chip places, or
 /// with `held`, between one and DRAM the backend holds, `held` being a DRAM
 /// address minus its address in the held window. `None` for a DMA from
 /// DRAM to DRAM, and for one with a DRAM walk without `held`.
@@ -768,7 +768,7 @@ impl DmaPlan {
     }
 
     /// True when the DMA reads SBUF/PSUM and writes DRAM: its host half may
-    /// wait on a capture of its source ([`crate::device::Executor::capture`]).
+    /// wait on a capture of its source ([`crate::device::When::Later`]).
     pub(crate) fn on_chip_to_dram(&self) -> bool {
         self.elements() > 0
             && matches!(self.src.space, Space::OnChip(_))

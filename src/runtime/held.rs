@@ -2,10 +2,10 @@
 //! stay in device memory, the DMAs between them and SBUF/PSUM run as
 //! kernels behind the queued ops, and nothing of them crosses between the
 //! host and the GPU but the bytes they start with and what the host reads
-//! at the end ([`crate::device::Executor::hold_dram`]).
+//! at the end ([`crate::device::Begin::dram`], [`crate::device::Resident::end`]).
 //!
 //! A variable is held only when every DMA that touches it can run on the
-//! backend ([`crate::device::Executor::takes_held_dma`]): its other walk on
+//! backend ([`crate::device::Resident::takes`]): its other walk on
 //! chip, its DRAM walk inside this one variable. A DMA from DRAM to DRAM, or
 //! one whose DRAM walk spans two variables, keeps every variable it touches
 //! on the host. The decision is made once per program and backend, before
@@ -16,18 +16,18 @@ use super::dma::{self, DmaPlan};
 use super::image::DramImage;
 use super::program::Role;
 use super::staged::{Op, Staged};
-use crate::device::{BackendError, ChipDma, DeviceMemory, Executor};
-use std::ops::Range;
+use crate::device::ChipDma;
 
 /// Which variables a backend may hold: scratch ones (and of those, the
-/// ones some DMA writes, [`HeldDram::plan`]). An input's rows go up by copy commands as DMAs read them
-/// ([`crate::device::Executor::host_write`]) and an output's come back by
-/// one copy of what its DMAs read ([`crate::device::Executor::capture`]);
-/// a held one would go through the DMA kernel instead, and lavapipe runs
-/// `bench program` six times slower that way (10.4 → 62 ms, 16 MiB). A
-/// scratch variable only read (a NEFF's `file` weights) is an input in
-/// all but name. One that DMAs write, held, saves a round trip through
-/// the host and a wait for the GPU per DMA that reads it back.
+/// ones some DMA writes, [`HeldDram::plan`]). An input's rows reach the
+/// backend as DMAs read them ([`crate::device::Write::Offer`]) and an
+/// output's come back by a capture of what its DMAs read
+/// ([`crate::device::When::Later`]); held, they would go through the
+/// backend's DMA instead, which is slower on the GPU backend (its
+/// [`crate::device::Resident::takes`] has the figures). A scratch variable
+/// only read (a NEFF's `file` weights) is an input in all but name. One
+/// that DMAs write, held, saves a round trip through the host and a wait
+/// for the backend per DMA that reads it back.
 fn may_hold(role: Role) -> bool {
     role == Role::Scratch
 }
@@ -50,11 +50,12 @@ pub(crate) struct HeldDram {
 }
 
 impl HeldDram {
-    /// The variables of `staged` that `exec` holds: each scratch variable
+    /// The variables of `staged` that a backend holds when it `takes` the
+    /// DMAs it is offered ([`crate::device::Resident::takes`]): each scratch variable
     /// that a DMA writes and no DMA keeps on the host, laid out in the
     /// window at [`DRAM_ALIGN`] (the DRAM layout's alignment, so every walk
     /// keeps its alignment).
-    pub fn plan(staged: &Staged, exec: &dyn Executor) -> HeldDram {
+    pub fn plan(staged: &Staged, takes: &dyn Fn(&ChipDma) -> bool) -> HeldDram {
         let slots = &staged.dram.slots;
         // Candidates until a DMA says otherwise; none, nothing to scan.
         let mut held: Vec<bool> = slots
@@ -91,7 +92,7 @@ impl HeldDram {
             let inside = s.base <= lo as u64 && hi as u64 <= s.base + s.len;
             // Window offsets keep DRAM_ALIGN, so the variable's own offsets
             // stand for them here.
-            let runs = |d: ChipDma| exec.takes_held_dma(&d);
+            let runs = |d: ChipDma| takes(&d);
             if held[i] && !(inside && dma::chip_dma(plan, Some(s.base as i64)).is_some_and(runs)) {
                 held[i] = false;
             }
@@ -134,49 +135,22 @@ impl HeldDram {
         dma::chip_dma(plan, Some(v.lo as i64 - v.at as i64))
     }
 
-    /// Hands the window to `exec` with the variables' bytes in `dram`: those
-    /// of each variable that is not all zero (a scratch variable may start
-    /// with bytes, a NEFF's `file` weights; a resumed run's hold what the
-    /// run wrote). False when the backend does not take it.
-    pub fn hold(
-        &self,
-        exec: &mut dyn Executor,
-        mem: &DeviceMemory,
-        dram: &DramImage,
-    ) -> Result<bool, BackendError> {
-        let init: Vec<(u64, &[u8])> = self
-            .vars
+    /// The window's bytes that are not zero, as (window offset, bytes): those
+    /// of each variable that is not all zero in `dram` (a scratch variable
+    /// may start with bytes, a NEFF's `file` weights; a resumed run's hold
+    /// what the run wrote).
+    pub fn init<'d>(&self, dram: &'d DramImage) -> Vec<(u64, &'d [u8])> {
+        self.vars
             .iter()
             .filter_map(|v| Some((v.at, dram.get(v.lo, v.hi)?)))
             .filter(|(_, bytes)| bytes.iter().any(|&b| b != 0))
-            .collect();
-        exec.hold_dram(mem, self.len, &init)
-    }
-
-    /// Takes the window back from `exec` into `dram`, or with `discard` lets
-    /// it go (the variables, all scratch, keep in `dram` the bytes they
-    /// had at the start of the run).
-    pub fn release(
-        &self,
-        exec: &mut dyn Executor,
-        mem: &DeviceMemory,
-        dram: &mut DramImage,
-        discard: bool,
-    ) -> Result<(), BackendError> {
-        let back = if discard { &[][..] } else { &self.vars[..] };
-        let ranges: Vec<Range<u64>> = back.iter().map(|v| v.at..v.at + (v.hi - v.lo)).collect();
-        exec.release_dram(mem, &ranges, &mut |k, bytes| {
-            let v = &back[k];
-            let (window, base) = dram.window_mut(v.lo, v.hi);
-            window[(v.lo - base) as usize..(v.hi - base) as usize].copy_from_slice(bytes);
-        })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::ops::Op as DeviceOp;
     use crate::isa::control::Addr8;
     use crate::isa::enums::{Dtype, Engine};
     use crate::isa::tensor::Region;
@@ -186,18 +160,8 @@ mod tests {
 
     /// A backend that holds DRAM and takes a DMA when its dst writes no
     /// byte twice.
-    struct Holder;
-
-    impl Executor for Holder {
-        fn name(&self) -> &'static str {
-            "holder"
-        }
-        fn execute(&mut self, _: &DeviceOp, _: &mut DeviceMemory) -> Result<(), BackendError> {
-            Ok(())
-        }
-        fn takes_held_dma(&self, dma: &ChipDma) -> bool {
-            dma.dst.distinct()
-        }
+    fn holder(dma: &ChipDma) -> bool {
+        dma.dst.distinct()
     }
 
     #[test]
@@ -240,7 +204,7 @@ mod tests {
             ],
         );
         let staged = stage(&p).expect("stages");
-        let held = HeldDram::plan(&staged, &Holder);
+        let held = HeldDram::plan(&staged, &holder);
         let names: Vec<(&str, u64)> = held
             .vars
             .iter()
@@ -262,11 +226,11 @@ mod tests {
             twice,
         ));
         q.set_stream(Engine::Pool, &recs);
-        let held = HeldDram::plan(&stage(&q).expect("stages"), &Holder);
+        let held = HeldDram::plan(&stage(&q).expect("stages"), &holder);
         assert_eq!(held.vars.len(), 1, "only `g` is left");
         // `holding` finds a walk inside a held variable, not one past it.
         let a = base("a") as i64;
-        let plan = HeldDram::plan(&staged, &Holder);
+        let plan = HeldDram::plan(&staged, &holder);
         assert!(plan.holding((a, a + 256)).is_some());
         assert!(plan.holding((a + 4, a + 260)).is_none());
     }

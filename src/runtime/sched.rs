@@ -22,8 +22,8 @@ use super::image::DramImage;
 use super::staged::{Cond, Op, Staged, Step, To, Update, Wait};
 use super::timeline::Timeline;
 use crate::device::{
-    BackendError, Capture, DeviceMemory, DispatchError, Executor, HostRange, Trace, Validated,
-    dispatch,
+    BackendError, Begin, Capture, ChipDma, DeviceMemory, DispatchError, DramWindow, End, Executor,
+    HostRange, HostWrite, Trace, Validated, When, Write, dispatch,
 };
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::Engine;
@@ -32,6 +32,7 @@ use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// An engine that cannot go on: where it stands and what it waits for.
@@ -171,8 +172,8 @@ pub struct Machine {
     /// DMAs from SBUF/PSUM to DRAM whose source the backend captured and
     /// whose DRAM writes wait for [`Machine::land_deferred`], in order.
     deferred: Vec<Deferred>,
-    /// Callers read only DRAM after a run: the backend settles instead of
-    /// finishing ([`Machine::set_dram_only`]).
+    /// Callers read only DRAM after a run: the backend drops what it holds
+    /// newer instead of reading it back ([`Machine::set_dram_only`]).
     dram_only: bool,
     /// The variables a backend that keeps memory may hold, worked out at
     /// the first run with one (by its name).
@@ -191,6 +192,42 @@ struct Deferred {
     capture: Capture,
     /// The DRAM bytes it writes, `[lo, hi)`.
     hull: (i64, i64),
+}
+
+/// How a backend that keeps its own memory may take a DMA touching SBUF or
+/// PSUM whole, so that it does not pass through the host's copy.
+enum Offer<'a> {
+    /// Between SBUF/PSUM and a DRAM variable the backend holds: it must
+    /// take it ([`Resident::dma`]).
+    Held(ChipDma),
+    /// Between on-chip places: the backend may run it behind the queued ops
+    /// ([`Resident::dma`]).
+    Chip(ChipDma),
+    /// From DRAM, converting nothing: its rows, for the backend to write
+    /// ([`Write::Offer`]).
+    Rows(Vec<HostWrite<'a>>),
+    /// From SBUF/PSUM to DRAM: the backend may capture its source for the
+    /// host to land later ([`When::Later`]).
+    Later,
+    /// None of these: the host runs it.
+    None,
+}
+
+impl<'a> Offer<'a> {
+    /// What the backend is offered of `plan`, which touches SBUF or PSUM
+    /// and no held variable.
+    fn of(plan: &DmaPlan, dram: &'a mut DramImage) -> Offer<'a> {
+        if let Some(writes) = dma::rows_into_chip(plan, dram) {
+            return Offer::Rows(writes);
+        }
+        if let Some(d) = dma::chip_dma(plan, None) {
+            return Offer::Chip(d);
+        }
+        if plan.on_chip_to_dram() {
+            return Offer::Later;
+        }
+        Offer::None
+    }
 }
 
 impl fmt::Debug for Machine {
@@ -270,7 +307,7 @@ impl Machine {
 
     /// With `on`, a run that completes ends without bringing the host's
     /// copy of SBUF and PSUM up to date from a backend that holds newer
-    /// bytes ([`Executor::settle`] instead of [`Executor::finish`]), and
+    /// bytes ([`End::Drop`] instead of [`End::ReadBack`]), and
     /// without reading back the scratch variables the backend held for the
     /// run, so that nothing crosses back that nobody reads: for callers that
     /// read only the output variables afterwards. [`Machine::memory`] may
@@ -387,11 +424,8 @@ impl Machine {
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), RunError> {
         let mut total = self.total_executed();
-        if total == 0 {
-            // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
-            exec.host_zeroed(&self.mem)?;
-        }
-        self.hold_dram(exec)?;
+        // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
+        self.begin(exec, total == 0)?;
         let result = loop {
             match self.pick(trace) {
                 Some(e) => {
@@ -432,46 +466,67 @@ impl Machine {
         // A run that stopped early may be inspected or resumed: it gets
         // its memory back whatever `dram_only` says.
         let whole = !(self.dram_only && result.is_ok() && landed.is_ok());
-        let released = match self.held.take() {
-            Some(h) => h.release(exec, &self.mem, &mut self.dram, !whole),
-            None => Ok(()),
-        };
-        let done = if !whole && released.is_ok() {
-            exec.settle(&mut self.mem)
-        } else {
-            exec.finish(&mut self.mem)
+        let done = match exec.resident() {
+            Some(res) => {
+                let held = self.held.take();
+                // Dropped, the held variables (all scratch) keep in DRAM
+                // the bytes they had at the start of the run.
+                let back = match &held {
+                    Some(h) if whole => &h.vars[..],
+                    _ => &[],
+                };
+                let ranges: Vec<Range<u64>> =
+                    back.iter().map(|v| v.at..v.at + (v.hi - v.lo)).collect();
+                let end = if whole { End::ReadBack } else { End::Drop };
+                let dram = &mut self.dram;
+                res.end(&mut self.mem, end, &ranges, &mut |k, bytes| {
+                    let v = &back[k];
+                    let (window, base) = dram.window_mut(v.lo, v.hi);
+                    window[(v.lo - base) as usize..(v.hi - base) as usize].copy_from_slice(bytes);
+                })
+            }
+            None => exec.finish(&mut self.mem),
         };
         result?;
         landed?;
-        released?;
         done?;
         Ok(())
     }
 
-    /// Hands a backend that keeps memory the DRAM variables it can hold
-    /// for this run ([`HeldDram`]), with their bytes.
-    fn hold_dram(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
+    /// Begins a run on a backend that keeps its own memory
+    /// ([`Executor::resident`]): tells it whether SBUF and PSUM are zero and
+    /// offers it the DRAM variables it can hold for this run ([`HeldDram`]),
+    /// with their bytes.
+    fn begin(&mut self, exec: &mut dyn Executor, zeroed: bool) -> Result<(), RunError> {
         self.held = None;
-        if !exec.keeps_memory() {
+        let name = exec.name();
+        let Some(res) = exec.resident() else {
             return Ok(());
-        }
+        };
         let plan = match &self.held_plan {
-            Some((name, plan)) if *name == exec.name() => Arc::clone(plan),
+            Some((n, plan)) if *n == name => Arc::clone(plan),
             _ => {
-                let plan = Arc::new(HeldDram::plan(&self.staged, exec));
-                self.held_plan = Some((exec.name(), Arc::clone(&plan)));
+                let plan = Arc::new(HeldDram::plan(&self.staged, &|d| res.takes(d)));
+                self.held_plan = Some((name, Arc::clone(&plan)));
                 plan
             }
         };
-        if !plan.vars.is_empty() && plan.hold(exec, &self.mem, &self.dram)? {
+        let init = plan.init(&self.dram);
+        let dram = (!plan.vars.is_empty()).then_some(DramWindow {
+            len: plan.len,
+            init: &init,
+        });
+        if res.begin(&self.mem, Begin { zeroed, dram })? && dram.is_some() {
             self.held = Some(plan);
         }
         Ok(())
     }
 
-    /// Runs DMA record `idx` of engine `e` (its semaphore aside): on the
-    /// backend when it holds the DRAM variable it touches, else on the host,
-    /// handing the backend what it reads and writes of SBUF/PSUM.
+    /// Runs DMA record `idx` of engine `e` (its semaphore aside). One
+    /// route: a backend that keeps its own memory ([`Executor::resident`])
+    /// is offered the DMA ([`Offer`]) and may take it whole; otherwise the
+    /// host runs it on its copy, having read now what the DMA touches of
+    /// SBUF/PSUM and reporting what it wrote.
     fn dma(
         &mut self,
         plan: &DmaPlan,
@@ -479,83 +534,71 @@ impl Machine {
         idx: usize,
         exec: &mut dyn Executor,
     ) -> Result<(), RunError> {
-        if let Some(d) = self.held.as_ref().and_then(|h| h.dma(plan)) {
-            // The backend said it would run every DMA of the variable when
-            // it was chosen ([`HeldDram::plan`]).
-            let (ranges, written) = plan.host_ranges();
-            let (read, wrote) = ranges.split_at(written);
-            return match exec.chip_dma(&d, &self.mem, read, wrote)? {
-                true => Ok(()),
-                false => Err(RunError::Backend(BackendError::new(
-                    exec.name(),
-                    format!("refused a DMA of DRAM it holds ({plan})"),
-                ))),
-            };
-        }
-        // DRAM bytes a deferred DMA still owes are landed before
-        // any DMA reads or writes them.
-        if plan
-            .dram_hulls()
-            .any(|(lo, hi)| self.deferred.iter().any(|d| lo < d.hull.1 && d.hull.0 < hi))
+        let held = self.held.as_ref().and_then(|h| h.dma(plan));
+        // DRAM bytes a deferred DMA still owes are landed before any DMA
+        // reads or writes them (a held variable's DMAs are never deferred).
+        if held.is_none()
+            && plan
+                .dram_hulls()
+                .any(|(lo, hi)| self.deferred.iter().any(|d| lo < d.hull.1 && d.hull.0 < hi))
         {
             self.land_deferred(exec)?;
         }
-        // Only a backend with its own copy of memory is told what
-        // the host reads and writes; on the others `mem` is the truth.
-        let shared = plan.touches_on_chip() && exec.keeps_memory();
-        let (ranges, written) = if shared {
-            plan.host_ranges()
-        } else {
-            (Vec::new(), 0)
-        };
-        let capture = if shared && plan.on_chip_to_dram() {
-            exec.capture(&self.mem, &ranges)?
-        } else {
-            None
-        };
-        if let Some(capture) = capture {
-            let hull = plan.dram_hulls().next().expect("a DMA to DRAM");
-            self.deferred.push(Deferred {
-                engine: e,
-                index: idx,
-                ranges,
-                capture,
-                hull,
-            });
-        } else if !shared {
-            dma::execute(plan, &mut self.mem, &mut self.dram);
-        } else if !self.backend_took(plan, &ranges, written, exec)? {
-            // Deferred datapath work must land in the bytes the host
-            // reads or writes, and what it writes must reach the backend.
-            exec.host_access(&mut self.mem, &ranges)?;
-            dma::execute(plan, &mut self.mem, &mut self.dram);
-            if written < ranges.len() {
-                exec.host_wrote(&self.mem, &ranges[written..])?;
+        let name = exec.name();
+        // Without a copy of its own, the backend has nothing to be told:
+        // `mem` is the truth.
+        let res = match exec.resident() {
+            Some(res) if plan.touches_on_chip() => res,
+            _ => {
+                dma::execute(plan, &mut self.mem, &mut self.dram);
+                return Ok(());
             }
-        }
-        Ok(())
-    }
-
-    /// Offers a DMA touching SBUF/PSUM to a backend that keeps its own copy
-    /// of memory, so that it does not pass through the host's copy: a DMA
-    /// from DRAM hands its rows over ([`Executor::host_write`]), one between
-    /// on-chip places may run behind the queued ops ([`Executor::chip_dma`]).
-    /// `ranges` are the plan's [`DmaPlan::host_ranges`], those it writes
-    /// from `written`. True when the backend took it.
-    fn backend_took(
-        &mut self,
-        plan: &DmaPlan,
-        ranges: &[HostRange],
-        written: usize,
-        exec: &mut dyn Executor,
-    ) -> Result<bool, RunError> {
+        };
+        let (ranges, written) = plan.host_ranges();
         let (read, wrote) = ranges.split_at(written);
-        if let Some(writes) = dma::rows_into_chip(plan, &mut self.dram) {
-            return Ok(exec.host_write(&self.mem, wrote, &writes)?);
-        }
-        match dma::chip_dma(plan, None) {
-            Some(d) => Ok(exec.chip_dma(&d, &self.mem, read, wrote)?),
-            None => Ok(false),
+        let offer = match held {
+            Some(d) => Offer::Held(d),
+            None => Offer::of(plan, &mut self.dram),
+        };
+        let taken = match &offer {
+            Offer::Held(d) | Offer::Chip(d) => res.dma(d, &self.mem, read, wrote)?,
+            Offer::Rows(writes) => res.write(&self.mem, wrote, Write::Offer(writes))?,
+            Offer::Later => match res.read(&mut self.mem, &ranges, When::Later)? {
+                Some(capture) => {
+                    let hull = plan.dram_hulls().next().expect("a DMA to DRAM");
+                    self.deferred.push(Deferred {
+                        engine: e,
+                        index: idx,
+                        ranges,
+                        capture,
+                        hull,
+                    });
+                    return Ok(());
+                }
+                None => false,
+            },
+            Offer::None => false,
+        };
+        let must = matches!(offer, Offer::Held(_));
+        drop(offer);
+        match (taken, must) {
+            (true, _) => Ok(()),
+            // The backend said it would run every DMA of the variable when
+            // it was chosen ([`HeldDram::plan`]).
+            (false, true) => Err(RunError::Backend(BackendError::new(
+                name,
+                format!("refused a DMA of DRAM it holds ({plan})"),
+            ))),
+            (false, false) => {
+                // Deferred datapath work must land in the bytes the host
+                // reads or writes, and what it writes must reach the backend.
+                res.read(&mut self.mem, &ranges, When::Now)?;
+                dma::execute(plan, &mut self.mem, &mut self.dram);
+                if written < ranges.len() {
+                    res.write(&self.mem, &ranges[written..], Write::Done)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -570,7 +613,10 @@ impl Machine {
         let captures: Vec<Capture> = deferred.iter().map(|d| d.capture).collect();
         let staged = Arc::clone(&self.staged);
         let dram = &mut self.dram;
-        exec.collect(&mut self.mem, &captures, &mut |k, bytes| {
+        let Some(res) = exec.resident() else {
+            unreachable!("only a resident backend captures");
+        };
+        res.collect(&mut self.mem, &captures, &mut |k, bytes| {
             let d = &deferred[k];
             let Op::Dma(plan) = &staged.steps[d.engine][d.index].op else {
                 unreachable!("only DMAs are deferred");

@@ -19,6 +19,7 @@ mod perf_owned;
 mod run_coherence;
 mod run_control;
 mod run_dma;
+mod run_executor;
 mod run_held;
 mod run_manifest;
 mod run_pipeline;

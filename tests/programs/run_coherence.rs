@@ -1,6 +1,6 @@
 //! The GPU backend keeps device memory on the GPU for a whole run: a DMA
 //! reads back only its footprint and sends up only what it wrote
-//! (`Executor::host_access`/`host_wrote`). Random programs that mix DMAs
+//! (`Resident::read`/`write`). Random programs that mix DMAs
 //! (DRAM, SBUF and PSUM both ways, partition-crossing walks, gaps,
 //! conversions) with Pool records that read and write the same bytes must
 //! end with the CPU reference's DRAM, SBUF and PSUM, byte for byte.
@@ -25,7 +25,7 @@ pub(crate) fn run(exec: &mut dyn Executor, p: &Program) -> Machine {
 
 /// A program on the POOL engine: SBUF/PSUM filled from DRAM, then `n`
 /// records, each a random DMA that stages or a random valid Pool record.
-fn random_program(seed: u64, n: usize) -> (Program, usize) {
+pub(crate) fn random_program(seed: u64, n: usize) -> (Program, usize) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let sizes: Vec<u64> = (0..3).map(|_| rng.u64(400..600)).collect();
     let mut base = with_random_variables(&mut rng, &sizes);
@@ -160,7 +160,7 @@ pub(crate) fn dma(src: DmaWalk, dst: DmaWalk) -> Record {
 }
 
 /// DMAs from SBUF to DRAM that the GPU backend defers (it captures their
-/// source behind the kernels: `Executor::capture`) land in DRAM before a
+/// source behind the kernels: `When::Later`) land in DRAM before a
 /// later DMA reads their DRAM bytes, from the bytes they read even when a
 /// later DMA overwrote those, and at the end of the run.
 #[test]
@@ -342,7 +342,7 @@ fn a_large_dma_into_sbuf_reaches_the_gpu_whole() {
 }
 
 /// A DMA from DRAM into SBUF whose rows cover their bytes once goes to the
-/// GPU straight from DRAM (`Executor::host_write`), never through the
+/// GPU straight from DRAM (`Write::Offer`), never through the
 /// host's copy of SBUF: with `set_dram_only` that copy stays zero.
 /// Without it, the end of the run reads those bytes back. DMAs that
 /// overlap themselves, convert, or write 2-byte pieces of words take the
@@ -448,7 +448,7 @@ fn a_dma_from_dram_goes_to_the_gpu_without_the_hosts_copy() {
 }
 
 /// A run that reads only DRAM afterwards (`set_dram_only`) drops the
-/// GPU's memory at its end (`Executor::settle`). The same executor then
+/// GPU's memory at its end (`End::Drop`). The same executor then
 /// runs the next program, from zero memory or restarted, and Pool records
 /// on memory of the caller's own (`run_program`): each sees its own bytes,
 /// not the ones the run left on the GPU.
@@ -501,7 +501,7 @@ fn a_dram_only_run_leaves_the_executor_ready_for_the_next() {
 }
 
 /// DMAs between on-chip places run on the GPU as kernels
-/// (`Executor::chip_dma`) when every element can move at once, and through
+/// (`Resident::dma`) when every element can move at once, and through
 /// the host otherwise; either way SBUF, PSUM and DRAM end as on the CPU.
 /// The cases: rows of adjacent bytes (16-byte pieces, and rows 4 bytes off
 /// that alignment), a transpose of 128 × 16 fp32 from SBUF into PSUM (one

@@ -1,4 +1,4 @@
-//! Scratch variables the GPU holds for a run (`Executor::hold_dram`): when
+//! Scratch variables the GPU holds for a run (`Begin::dram`): when
 //! every DMA that touches one runs between it and SBUF/PSUM as a kernel,
 //! its bytes stay on the GPU, and the run must still end with the CPU
 //! reference's DRAM (every variable, scratch included, when the run reads

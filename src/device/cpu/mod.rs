@@ -44,6 +44,9 @@ impl Executor for CpuExecutor {
         }
         Ok(())
     }
+    fn finish(&mut self, _mem: &mut DeviceMemory) -> Result<(), BackendError> {
+        Ok(())
+    }
 }
 
 /// Host-side knobs of the CPU executor. They never change results.

@@ -2,7 +2,7 @@
 //! buffer, uploaded whole when the host's copy is the truth, otherwise moved
 //! in ranges (what a DMA touches, what kernels wrote). During a run the same
 //! buffer may hold a window of device DRAM after PSUM (held DRAM,
-//! [`crate::device::Executor::hold_dram`]), addressed flat. Kernels borrow
+//! [`crate::device::Begin::dram`]), addressed flat. Kernels borrow
 //! it ([`super::batch::run`]); it knows nothing of them.
 
 use super::context::{DeviceError, Gpu};

@@ -1,7 +1,7 @@
 //! A DMA_MEMCPY (EC-23) between places a backend that keeps its own copy of
-//! device memory holds, as it may run it ([`crate::device::Executor::chip_dma`]):
+//! device memory holds, as it may run it ([`crate::device::Resident::dma`]):
 //! both walks on chip (SBUF or PSUM), or one on chip and the other in the
-//! device DRAM the backend holds for the run ([`crate::device::Executor::hold_dram`]).
+//! device DRAM the backend holds for the run ([`crate::device::Begin::dram`]).
 //! The runtime resolves and checks the record (`runtime::dma`) and runs it
 //! on the host when no backend takes it. On-chip DMAs are how a program
 //! moves data across partitions; DMAs to and from held DRAM keep a
@@ -22,7 +22,7 @@ pub enum Place {
     /// SBUF or PSUM, addressed through SPEC §3's map.
     Chip(Region),
     /// The device DRAM the backend holds for the run
-    /// ([`crate::device::Executor::hold_dram`]): flat, from its first byte.
+    /// ([`crate::device::Begin::dram`]): flat, from its first byte.
     HeldDram,
 }
 
