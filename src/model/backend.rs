@@ -10,7 +10,8 @@ use crate::limits::Arch;
 pub enum Backend {
     /// The CPU reference executor.
     Cpu,
-    /// A GPU device (the executor borrows it).
+    /// A GPU device (an owned handle: every executor opened on it shares
+    /// the device and its pipeline cache).
     Gpu(Gpu),
 }
 
@@ -58,11 +59,33 @@ impl Backend {
         }
     }
 
-    /// An executor for memory of `arch`.
-    pub fn executor(&self, arch: Arch) -> Result<Box<dyn Executor + '_>, DeviceError> {
+    /// An executor for memory of `arch`: owned, and `Send`, so a thread of
+    /// its own may run it (each thread opens its own executor; the
+    /// backend, `Send + Sync`, is shared).
+    pub fn executor(&self, arch: Arch) -> Result<Box<dyn Executor + Send>, DeviceError> {
         Ok(match self {
             Backend::Cpu => Box::new(CpuExecutor::default()),
             Backend::Gpu(g) => Box::new(GpuExecutor::new(g, arch)?),
         })
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handles the bindings share across threads (the Python package
+    /// releases the GIL; libnrt runs models from several threads): a
+    /// compile-time check.
+    const _: fn() = || {
+        fn shared<T: Send + Sync + Clone + 'static>() {}
+        fn owned<T: Send + 'static>() {}
+        shared::<Gpu>();
+        shared::<crate::device::gpu::Kernels>();
+        owned::<Backend>();
+        fn sync<T: Sync>() {}
+        sync::<Backend>();
+        owned::<GpuExecutor>();
+        owned::<Box<dyn Executor + Send>>();
+    };
 }

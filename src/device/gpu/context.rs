@@ -3,7 +3,9 @@
 //! Running kernels on a device is [`super::pool`]'s job; tests and benchmarks
 //! create a [`Gpu`] once and hand it to executors.
 
-use std::sync::{Arc, Mutex};
+use super::types::{PARAMS_BYTES, PipelineKey, Shader};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// How long a submission may run before [`DeviceError::Timeout`].
@@ -186,8 +188,18 @@ pub fn choose(infos: &[AdapterSummary], choice: BackendChoice) -> Option<usize> 
     }
 }
 
-/// A device and queue with error capture installed.
+/// An open GPU device: a cheap, owned handle (`Clone`, `Send + Sync`) that
+/// every executor on the device shares, with the device, its queue, error
+/// capture and one pipeline cache ([`super::kernels::Kernels`]) behind it.
+/// The device closes when the last handle is dropped.
+#[derive(Clone)]
 pub struct Gpu {
+    shared: Arc<GpuDevice>,
+}
+
+/// What the handles of one [`Gpu`] share (reached through `Deref`): the
+/// device and queue with error capture installed.
+pub struct GpuDevice {
     /// The wgpu device.
     pub device: wgpu::Device,
     /// Its queue.
@@ -198,6 +210,15 @@ pub struct Gpu {
     pub timestamps: bool,
     uncaptured: Arc<Mutex<Option<DeviceError>>>,
     lost: Arc<Mutex<Option<String>>>,
+    layouts: Layouts,
+    cache: Cache,
+}
+
+impl std::ops::Deref for Gpu {
+    type Target = GpuDevice;
+    fn deref(&self) -> &GpuDevice {
+        &self.shared
+    }
 }
 
 impl std::fmt::Debug for Gpu {
@@ -206,6 +227,82 @@ impl std::fmt::Debug for Gpu {
             .field("adapter", &self.adapter)
             .finish()
     }
+}
+
+/// The layouts every kernel shares: binding 0 the memory as u32 words, 1
+/// the parameter block (dynamic offset), 2 the memory as 16-byte words;
+/// and the host spans' layout (bindings 0, 1, 3 and 4).
+pub(crate) struct Layouts {
+    pub(crate) memory: wgpu::BindGroupLayout,
+    pub(crate) memory_pipeline: wgpu::PipelineLayout,
+    pub(crate) spans: wgpu::BindGroupLayout,
+    pub(crate) spans_pipeline: wgpu::PipelineLayout,
+}
+
+impl Layouts {
+    /// The layouts on `device` (its caller catches errors in a scope).
+    pub(crate) fn new(device: &wgpu::Device) -> Layouts {
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                // The spans' list (binding 4) is only read.
+                ty: wgpu::BufferBindingType::Storage {
+                    read_only: binding == 4,
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let params = wgpu::BindGroupLayoutEntry {
+            binding: 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
+            },
+            count: None,
+        };
+        let memory = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("device memory"),
+            entries: &[storage(0), storage(2), params],
+        });
+        let spans = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("host spans"),
+            entries: &[storage(0), params, storage(3), storage(4)],
+        });
+        let memory_pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("device memory"),
+            bind_group_layouts: &[Some(&memory)],
+            immediate_size: 0,
+        });
+        let spans_pipeline = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("host spans"),
+            bind_group_layouts: &[Some(&spans)],
+            immediate_size: 0,
+        });
+        Layouts {
+            memory,
+            memory_pipeline,
+            spans,
+            spans_pipeline,
+        }
+    }
+}
+
+/// The compiled modules and pipelines of one device ([`Gpu`] holds one;
+/// [`super::kernels::Kernels`] fills it).
+#[derive(Default)]
+pub(crate) struct Cache {
+    pub(crate) modules: Mutex<HashMap<Shader, wgpu::ShaderModule>>,
+    pub(crate) pipelines: Mutex<HashMap<PipelineKey, wgpu::ComputePipeline>>,
+}
+
+/// Locks `m`; a thread that panicked holding it left a map still whole.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Gpu {
@@ -243,23 +340,45 @@ impl Gpu {
         {
             let slot = uncaptured.clone();
             device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-                let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-                s.get_or_insert(classify(e));
+                lock(&slot).get_or_insert(classify(e));
             }));
             let slot = lost.clone();
             device.set_device_lost_callback(move |reason, msg| {
-                let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-                s.get_or_insert(format!("{reason:?}: {msg}"));
+                lock(&slot).get_or_insert(format!("{reason:?}: {msg}"));
             });
         }
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let layouts = Layouts::new(&device);
+        let v = pollster::block_on(val.pop());
+        let o = pollster::block_on(oom.pop());
+        if let Some(e) = v.or(o) {
+            return Err(classify(e));
+        }
         Ok(Gpu {
-            device,
-            queue,
-            adapter: (&adapter.get_info()).into(),
-            timestamps,
-            uncaptured,
-            lost,
+            shared: Arc::new(GpuDevice {
+                device,
+                queue,
+                adapter: (&adapter.get_info()).into(),
+                timestamps,
+                uncaptured,
+                lost,
+                layouts,
+                cache: Cache::default(),
+            }),
         })
+    }
+}
+
+impl GpuDevice {
+    /// The layouts every kernel binds.
+    pub(crate) fn layouts(&self) -> &Layouts {
+        &self.layouts
+    }
+
+    /// The device's pipeline cache.
+    pub(crate) fn cache(&self) -> &Cache {
+        &self.cache
     }
 
     /// Runs `f` inside validation and out-of-memory error scopes and returns
@@ -294,15 +413,10 @@ impl Gpu {
 
     /// The first uncaptured error or device loss seen so far.
     pub fn check_lost(&self) -> Result<(), DeviceError> {
-        if let Some(m) = self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(m) = lock(&self.lost).clone() {
             return Err(DeviceError::Lost(m));
         }
-        if let Some(e) = self
-            .uncaptured
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+        if let Some(e) = lock(&self.uncaptured).take() {
             return Err(e);
         }
         Ok(())

@@ -16,18 +16,18 @@ pub fn key() -> PipelineKey {
 }
 
 /// Two buffers of `bytes` and a pipeline that copies one into the other.
-pub struct CopyKernel<'g> {
-    gpu: &'g Gpu,
+pub struct CopyKernel {
+    gpu: Gpu,
     pipeline: wgpu::ComputePipeline,
     bind: wgpu::BindGroup,
     grid: (u32, u32),
     bytes: u64,
 }
 
-impl<'g> CopyKernel<'g> {
+impl CopyKernel {
     /// Allocates source and destination of `bytes` (rounded up to 16); the
     /// pipeline comes from `kernels`.
-    pub fn new(kernels: &Kernels<'g>, bytes: u64) -> Result<CopyKernel<'g>, DeviceError> {
+    pub fn new(kernels: &Kernels, bytes: u64) -> Result<CopyKernel, DeviceError> {
         let gpu = kernels.gpu();
         let bytes = bytes.div_ceil(16).max(1) * 16;
         let device = &gpu.device;
@@ -77,7 +77,7 @@ impl<'g> CopyKernel<'g> {
                 ],
             });
             CopyKernel {
-                gpu,
+                gpu: gpu.clone(),
                 pipeline,
                 bind,
                 grid: (gx, gy),
@@ -93,7 +93,7 @@ impl<'g> CopyKernel<'g> {
 
     /// One copy: GPU time when timestamps exist, else wall time of submit + wait.
     pub fn run(&self) -> Result<Duration, DeviceError> {
-        let timer = Timer::new(self.gpu);
+        let timer = Timer::new(&self.gpu);
         let t0 = Instant::now();
         self.gpu.scoped(|| {
             let mut enc = self.gpu.device.create_command_encoder(&Default::default());
@@ -114,7 +114,7 @@ impl<'g> CopyKernel<'g> {
         self.gpu.wait()?;
         let wall = t0.elapsed();
         match timer {
-            Some(t) => t.read(self.gpu),
+            Some(t) => t.read(&self.gpu),
             None => Ok(wall),
         }
     }

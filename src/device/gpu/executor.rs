@@ -32,9 +32,9 @@ use crate::limits::{Arch, PARTITIONS};
 use std::ops::Range;
 
 /// Runs device ops on a GPU.
-pub struct GpuExecutor<'g> {
-    memory: GpuMemory<'g>,
-    kernels: Kernels<'g>,
+pub struct GpuExecutor {
+    memory: GpuMemory,
+    kernels: Kernels,
     cx: EncodeCx,
     /// Commands not yet submitted, in program order.
     queued: Vec<Command>,
@@ -114,9 +114,9 @@ pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
     }
 }
 
-impl<'g> GpuExecutor<'g> {
+impl GpuExecutor {
     /// Allocates memory for `arch` on `gpu`; pipelines compile on first use.
-    pub fn new(gpu: &'g Gpu, arch: Arch) -> Result<GpuExecutor<'g>, DeviceError> {
+    pub fn new(gpu: &Gpu, arch: Arch) -> Result<GpuExecutor, DeviceError> {
         Ok(GpuExecutor {
             memory: GpuMemory::new(gpu, arch)?,
             kernels: Kernels::new(gpu)?,
@@ -458,7 +458,7 @@ fn backend(e: DeviceError) -> BackendError {
     BackendError::new("gpu", e.to_string())
 }
 
-impl Executor for GpuExecutor<'_> {
+impl Executor for GpuExecutor {
     fn name(&self) -> &'static str {
         "gpu"
     }
@@ -485,7 +485,7 @@ impl Executor for GpuExecutor<'_> {
     }
 }
 
-impl Resident for GpuExecutor<'_> {
+impl Resident for GpuExecutor {
     fn begin(&mut self, mem: &DeviceMemory, run: Begin<'_>) -> Result<bool, BackendError> {
         self.touched += 1;
         // Not the start of a run (something is queued), or memory of

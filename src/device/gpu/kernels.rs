@@ -11,8 +11,8 @@
 //! reaches every kernel at once.
 
 use super::context::{DeviceError, Gpu};
-use std::cell::RefCell;
-use std::collections::HashMap;
+pub use super::types::{PARAMS_BYTES, PipelineKey, Shader};
+use super::context::lock;
 
 /// The Pool/MaxPoolSelect program: the shared files, then `shaders/pool.wgsl`.
 pub const POOL_WGSL: &str = concat!(
@@ -94,38 +94,8 @@ pub const SPANS_WGSL: &str = include_str!("../../../shaders/spans.wgsl");
 /// The benchmarks' reference copy kernel (its own buffers, no device memory).
 pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
-/// Bytes of every kernel's parameter block as bound (binding 1): each
-/// kernel's `Params` struct fits in it.
-pub const PARAMS_BYTES: u64 = 256;
-
 /// Invocations per workgroup of every kernel (`WORKGROUP` in memory.wgsl).
 pub const WORKGROUP: u32 = 64;
-
-/// A WGSL program of the library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Shader {
-    /// Pool and MaxPoolSelect ([`POOL_WGSL`]).
-    Pool,
-    /// The reference copy ([`COPY_WGSL`]).
-    Copy,
-    /// Copy and Cast records ([`CAST_WGSL`]).
-    Cast,
-    /// Iota records ([`IOTA_WGSL`]).
-    Iota,
-    /// Tensor-Tensor records ([`TENSOR_TENSOR_WGSL`]).
-    TensorTensor,
-    /// CrossLaneReduce records ([`CROSS_LANE_WGSL`]).
-    CrossLane,
-    /// NonzeroWithCount records ([`NONZERO_WGSL`]).
-    Nonzero,
-    /// GetSequenceBounds records ([`SEQ_BOUNDS_WGSL`]).
-    SeqBounds,
-    /// DMAs between on-chip places ([`DMA_WGSL`]).
-    Dma,
-    /// The host's spans ([`SPANS_WGSL`]; the memory layout plus bindings 3
-    /// and 4, [`Kernels::spans_layout`]).
-    Spans,
-}
 
 impl Shader {
     /// The composed source.
@@ -168,112 +138,47 @@ impl Shader {
     }
 }
 
-/// What identifies a compiled pipeline: the program, the entry point and
-/// the values of its override constants.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PipelineKey {
-    /// The program.
-    pub shader: Shader,
-    /// The entry point.
-    pub entry: &'static str,
-    /// Override constants by name.
-    pub constants: Vec<(&'static str, u32)>,
+/// The kernel library of one device: its programs and pipelines, compiled
+/// on first use into the device's one cache ([`Gpu`] holds it behind a
+/// lock, shared by every executor and handle on the device). A cheap handle:
+/// cloning it clones the [`Gpu`] handle.
+#[derive(Clone, Debug)]
+pub struct Kernels {
+    gpu: Gpu,
 }
 
-/// The compiled programs and pipelines of one device, made on first use.
-pub struct Kernels<'g> {
-    gpu: &'g Gpu,
-    memory_layout: wgpu::BindGroupLayout,
-    memory_pipeline_layout: wgpu::PipelineLayout,
-    spans_layout: wgpu::BindGroupLayout,
-    spans_pipeline_layout: wgpu::PipelineLayout,
-    modules: RefCell<HashMap<Shader, wgpu::ShaderModule>>,
-    pipelines: RefCell<HashMap<PipelineKey, wgpu::ComputePipeline>>,
-}
-
-impl<'g> Kernels<'g> {
-    /// An empty library on `gpu` with the shared device-memory layout:
-    /// binding 0 the memory as u32 words, 1 the parameter block (dynamic
-    /// offset), 2 the memory as 16-byte words.
-    pub fn new(gpu: &'g Gpu) -> Result<Kernels<'g>, DeviceError> {
-        let device = &gpu.device;
-        gpu.scoped(|| {
-            let storage = |binding| wgpu::BindGroupLayoutEntry {
-                binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    // The spans' list (binding 4) is only read.
-                    ty: wgpu::BufferBindingType::Storage {
-                        read_only: binding == 4,
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            };
-            let params = wgpu::BindGroupLayoutEntry {
-                binding: 1,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: wgpu::BufferSize::new(PARAMS_BYTES),
-                },
-                count: None,
-            };
-            let memory_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("device memory"),
-                entries: &[storage(0), storage(2), params],
-            });
-            let spans_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("host spans"),
-                entries: &[storage(0), params, storage(3), storage(4)],
-            });
-            let memory_pipeline_layout =
-                device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("device memory"),
-                    bind_group_layouts: &[Some(&memory_layout)],
-                    immediate_size: 0,
-                });
-            let spans_pipeline_layout =
-                device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("host spans"),
-                    bind_group_layouts: &[Some(&spans_layout)],
-                    immediate_size: 0,
-                });
-            Kernels {
-                gpu,
-                memory_layout,
-                memory_pipeline_layout,
-                spans_layout,
-                spans_pipeline_layout,
-                modules: RefCell::default(),
-                pipelines: RefCell::default(),
-            }
-        })
+impl Kernels {
+    /// The library of `gpu`'s device: the shared device-memory layout and
+    /// its pipeline cache. Every `Kernels` of one device shares them.
+    pub fn new(gpu: &Gpu) -> Result<Kernels, DeviceError> {
+        gpu.check_lost()?;
+        Ok(Kernels { gpu: gpu.clone() })
     }
 
     /// The device.
-    pub fn gpu(&self) -> &'g Gpu {
-        self.gpu
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
     }
 
     /// The bind group layout of every kernel that runs on device memory.
     pub fn memory_layout(&self) -> &wgpu::BindGroupLayout {
-        &self.memory_layout
+        &self.gpu.layouts().memory
     }
 
     /// The bind group layout of [`Shader::Spans`]: binding 0 the memory as
     /// u32 words, 1 the parameter block (dynamic offset), 3 the batch's
     /// staging words, 4 its spans.
     pub fn spans_layout(&self) -> &wgpu::BindGroupLayout {
-        &self.spans_layout
+        &self.gpu.layouts().spans
     }
 
     fn module(&self, shader: Shader) -> Result<wgpu::ShaderModule, DeviceError> {
-        if let Some(m) = self.modules.borrow().get(&shader) {
+        let cache = self.gpu.cache();
+        if let Some(m) = lock(&cache.modules).get(&shader) {
             return Ok(m.clone());
         }
+        // Compiled outside the lock: two threads may both compile a module
+        // the first time; the first one in the cache wins.
         let m = self
             .gpu
             .scoped(|| {
@@ -285,21 +190,22 @@ impl<'g> Kernels<'g> {
                     })
             })
             .map_err(|e| self.compile_error(shader, "(module)", e))?;
-        self.modules.borrow_mut().insert(shader, m.clone());
-        Ok(m)
+        Ok(lock(&cache.modules).entry(shader).or_insert(m).clone())
     }
 
-    /// The pipeline of `key`, compiled once.
+    /// The pipeline of `key`, compiled once per device.
     pub fn pipeline(&self, key: &PipelineKey) -> Result<wgpu::ComputePipeline, DeviceError> {
-        if let Some(p) = self.pipelines.borrow().get(key) {
+        let cache = self.gpu.cache();
+        if let Some(p) = lock(&cache.pipelines).get(key) {
             return Ok(p.clone());
         }
         let module = self.module(key.shader)?;
         let constants: Vec<(&str, f64)> =
             key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
+        let layouts = self.gpu.layouts();
         let layout = match key.shader {
-            Shader::Spans => Some(&self.spans_pipeline_layout),
-            s if s.binds_device_memory() => Some(&self.memory_pipeline_layout),
+            Shader::Spans => Some(&layouts.spans_pipeline),
+            s if s.binds_device_memory() => Some(&layouts.memory_pipeline),
             _ => None,
         };
         let p = self.gpu.scoped(|| {
@@ -318,8 +224,10 @@ impl<'g> Kernels<'g> {
                 })
         });
         let p = p.map_err(|e| self.compile_error(key.shader, key.entry, e))?;
-        self.pipelines.borrow_mut().insert(key.clone(), p.clone());
-        Ok(p)
+        Ok(lock(&cache.pipelines)
+            .entry(key.clone())
+            .or_insert(p)
+            .clone())
     }
 
     /// A failure while compiling `shader`'s `entry` as its own error: some
@@ -338,9 +246,9 @@ impl<'g> Kernels<'g> {
         }
     }
 
-    /// Pipelines compiled so far.
+    /// Pipelines compiled so far on this device.
     pub fn compiled(&self) -> usize {
-        self.pipelines.borrow().len()
+        lock(&self.gpu.cache().pipelines).len()
     }
 }
 

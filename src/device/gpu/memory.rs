@@ -21,8 +21,8 @@ pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
 }
 
 /// The emulated SBUF and PSUM of one generation on a GPU.
-pub struct GpuMemory<'g> {
-    gpu: &'g Gpu,
+pub struct GpuMemory {
+    gpu: Gpu,
     arch: Arch,
     /// SBUF, PSUM, then room for held DRAM.
     buf: wgpu::Buffer,
@@ -32,9 +32,9 @@ pub struct GpuMemory<'g> {
     reads: ReadPool,
 }
 
-impl<'g> GpuMemory<'g> {
+impl GpuMemory {
     /// Allocates zeroed memory for `arch`, or says why the adapter cannot hold it.
-    pub fn new(gpu: &'g Gpu, arch: Arch) -> Result<GpuMemory<'g>, DeviceError> {
+    pub fn new(gpu: &Gpu, arch: Arch) -> Result<GpuMemory, DeviceError> {
         let bytes = memory_bytes(arch);
         let limits = gpu.device.limits();
         if bytes > limits.max_storage_buffer_binding_size || bytes > limits.max_buffer_size {
@@ -46,7 +46,7 @@ impl<'g> GpuMemory<'g> {
         let buf = memory_buffer(gpu, bytes)?;
         let belt = wgpu::util::StagingBelt::new(gpu.device.clone(), UPLOAD_CHUNK);
         Ok(GpuMemory {
-            gpu,
+            gpu: gpu.clone(),
             arch,
             buf,
             belt: std::sync::Mutex::new(belt),
@@ -133,7 +133,7 @@ impl<'g> GpuMemory<'g> {
         {
             return Ok(false);
         }
-        let grown = match (size > self.buf.size()).then(|| memory_buffer(self.gpu, size)) {
+        let grown = match (size > self.buf.size()).then(|| memory_buffer(&self.gpu, size)) {
             // The adapter could not give that much: the host keeps DRAM.
             Some(Err(DeviceError::OutOfMemory(_))) => return Ok(false),
             other => other.transpose()?,
@@ -333,7 +333,7 @@ impl<'g> GpuMemory<'g> {
             off += hi - lo;
         }
         let route = if own {
-            Route::Own(self.reads.take(self.gpu, total)?)
+            Route::Own(self.reads.take(&self.gpu, total)?)
         } else {
             *at += total;
             Route::Batch
@@ -408,7 +408,7 @@ impl<'g> GpuMemory<'g> {
                 enc.copy_buffer_to_buffer(&self.buf, from, staging, at, len);
             }
         };
-        read_spans(self.gpu, &self.reads, total, gather, read)
+        read_spans(&self.gpu, &self.reads, total, gather, read)
     }
 
     fn check_arch(&self, mem: &DeviceMemory) -> Result<(), DeviceError> {

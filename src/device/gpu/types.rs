@@ -2,7 +2,9 @@
 //! files share, using none of theirs — where SBUF, PSUM and held DRAM sit in
 //! the memory buffer ([`region_base`], [`memory_bytes`]), a [`Span`] the
 //! host's bytes move along, and what an encoder knows of the device
-//! ([`EncodeCx`], made by [`EncodeCx::of`] in [`super::tuning`]).
+//! ([`EncodeCx`], made by [`EncodeCx::of`] in [`super::tuning`]), and what
+//! names a compiled pipeline ([`Shader`], [`PipelineKey`]; the device's
+//! pipeline cache is keyed by them).
 
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
@@ -48,3 +50,45 @@ pub struct EncodeCx {
     /// ([`super::tuning::loop_budget`]); `None`: no limit.
     pub loop_budget: Option<u64>,
 }
+
+/// A WGSL program of the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shader {
+    /// Pool and MaxPoolSelect ([`super::kernels::POOL_WGSL`]).
+    Pool,
+    /// The reference copy ([`super::kernels::COPY_WGSL`]).
+    Copy,
+    /// Copy and Cast records ([`super::kernels::CAST_WGSL`]).
+    Cast,
+    /// Iota records ([`super::kernels::IOTA_WGSL`]).
+    Iota,
+    /// Tensor-Tensor records ([`super::kernels::TENSOR_TENSOR_WGSL`]).
+    TensorTensor,
+    /// CrossLaneReduce records ([`super::kernels::CROSS_LANE_WGSL`]).
+    CrossLane,
+    /// NonzeroWithCount records ([`super::kernels::NONZERO_WGSL`]).
+    Nonzero,
+    /// GetSequenceBounds records ([`super::kernels::SEQ_BOUNDS_WGSL`]).
+    SeqBounds,
+    /// DMAs between on-chip places ([`super::kernels::DMA_WGSL`]).
+    Dma,
+    /// The host's spans ([`super::kernels::SPANS_WGSL`]; the memory layout plus bindings 3
+    /// and 4, [`super::kernels::Kernels::spans_layout`]).
+    Spans,
+}
+
+/// What identifies a compiled pipeline: the program, the entry point and
+/// the values of its override constants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PipelineKey {
+    /// The program.
+    pub shader: Shader,
+    /// The entry point.
+    pub entry: &'static str,
+    /// Override constants by name.
+    pub constants: Vec<(&'static str, u32)>,
+}
+
+/// Bytes of every kernel's parameter block as bound (binding 1): each
+/// kernel's `Params` struct fits in it.
+pub const PARAMS_BYTES: u64 = 256;
