@@ -101,6 +101,7 @@ const MAX_QUEUED_BYTES: u64 = 64 << 20;
 /// caller then reads device memory at once).
 const MAX_CAPTURED_BYTES: u64 = 256 << 20;
 
+#[doc(hidden)]
 /// The one place that maps a device op to its kernel family's encoder.
 pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
     match op {
@@ -138,6 +139,10 @@ impl GpuExecutor {
         })
     }
 
+    #[doc(hidden)]
+    /// Tuning and test counters (hidden from the docs: for tests and
+    /// `tpb-emu bench`, not the library's API).
+    ///
     /// Overrides how many runs of 4 outputs Pool's `pool_rows` folds per
     /// invocation (1, 2 or 4; [`rows_max_chunks`](super::tuning::rows_max_chunks) of the adapter by default):
     /// for tests that run the other adapters' choice, and for tuning.
@@ -145,6 +150,7 @@ impl GpuExecutor {
         self.cx.rows_max_chunks = max;
     }
 
+    #[doc(hidden)]
     /// Overrides the most positions an elementwise row-path invocation
     /// takes ([`row_per_max`](super::tuning::row_per_max) of the adapter by default): for tests that run
     /// the other adapters' choice, and for tuning.
@@ -152,6 +158,7 @@ impl GpuExecutor {
         self.cx.row_per_max = max;
     }
 
+    #[doc(hidden)]
     /// Overrides the most vec4s per lane a CrossLaneReduce invocation folds
     /// ([`clr_quads_max`](super::tuning::clr_quads_max) of the adapter by default): 4 for `max` ≥ 4, else
     /// 1 (the shader's two choices), for tests that run the other adapters'
@@ -160,6 +167,7 @@ impl GpuExecutor {
         self.cx.clr_quads_max = if max >= 4 { 4 } else { 1 };
     }
 
+    #[doc(hidden)]
     /// Records this executor ran on the CPU reference because no kernel of
     /// this adapter can run them whole
     /// ([`fits_loop_budget`]).
@@ -211,18 +219,21 @@ impl GpuExecutor {
         self.host_wrote(mem, &written)
     }
 
+    #[doc(hidden)]
     /// Bytes of device memory the last [`Executor::finish`] read back: what
     /// the end of a run cost (for tests of what it can skip).
     pub fn finish_read_back(&self) -> u64 {
         self.finish_read_back
     }
 
+    #[doc(hidden)]
     /// DMAs this executor has run as kernels, on chip or with held DRAM
     /// (for tests of which DMAs stay on the GPU).
     pub fn chip_dmas(&self) -> u64 {
         self.chip_dmas
     }
 
+    #[doc(hidden)]
     /// Overrides how Pool AVG adds ([`add_by_bits`](super::tuning::add_by_bits) of the adapter by
     /// default), so tests run both sums on one adapter.
     pub fn set_add_by_bits(&mut self, on: bool) {

@@ -10,9 +10,9 @@
 //! integer arithmetic) and `walk.wgsl` (coordinates), so a fix there
 //! reaches every kernel at once.
 
+use super::context::lock;
 use super::context::{DeviceError, Gpu};
 pub use super::types::{PARAMS_BYTES, PipelineKey, Shader};
-use super::context::lock;
 
 /// The Pool/MaxPoolSelect program: the shared files, then `shaders/pool.wgsl`.
 pub const POOL_WGSL: &str = concat!(

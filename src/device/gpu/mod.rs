@@ -12,23 +12,34 @@
 //! tests. The files import each other without a cycle
 //! (`tests/isa/layers.rs`).
 
+// The API boundary: `Gpu`, `GpuExecutor`, `BackendChoice`, `DeviceError`
+// and `AdapterSummary` (re-exported below; `context` for `tpb-emu info`)
+// are the GPU backend's public API. `batch`, `copy`, `executor::encode`,
+// `kernels` and `GpuMemory` are public for `tpb-emu bench` (the binary is
+// a user of the library); `params` and `test_support` only for tests, and
+// hidden from the docs. Everything else is the crate's own.
+#[doc(hidden)]
 pub mod batch;
 pub mod context;
+#[doc(hidden)]
 pub mod copy;
-pub mod dma;
+pub(crate) mod dma;
 pub(crate) mod elementwise;
 pub mod executor;
+#[doc(hidden)]
 pub mod kernels;
 pub(crate) mod lane_kernels;
-pub mod memory;
+pub(crate) mod memory;
 pub(crate) mod newer;
+#[doc(hidden)]
 pub mod params;
-pub mod pool;
-pub mod staging;
+pub(crate) mod pool;
+pub(crate) mod staging;
+#[doc(hidden)]
 pub mod test_support;
 pub(crate) mod timer;
-pub mod tuning;
-pub mod types;
+pub(crate) mod tuning;
+pub(crate) mod types;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;
