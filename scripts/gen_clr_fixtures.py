@@ -2,7 +2,7 @@
 """Generates tests/fixtures/cross_lane/*.txt: CrossLaneReduce (0x7C, 0x7D,
 EC-54) cases computed with numpy, ml_dtypes and Python integers,
 independently of the Rust and WGSL code they test
-(tests/device/kernels2_fixtures.rs).
+(tests/device/cross_lane_fixtures.rs).
 
 Run once and commit the output; rerun only when the vectors should change:
 

@@ -2,7 +2,7 @@
 """Generates tests/fixtures/cast/*.txt and tests/fixtures/tensor_tensor/*.txt:
 element vectors for Cast (0x47, EC-46) and Tensor-Tensor (0x41, 0x51:
 EC-50, EC-51, EC-52), computed with numpy, ml_dtypes and Python integers,
-independently of the Rust and WGSL code they test (tests/device/kernels_fixtures.rs).
+independently of the Rust and WGSL code they test (tests/device/elementwise_fixtures.rs).
 
 Run once and commit the output; rerun only when the vectors should change:
 

@@ -2,6 +2,7 @@
 //! disasm, asm and demo. No input may end in a panic (exit 101).
 
 use crate::common;
+use crate::common::code;
 use crate::common::{s, stderr};
 use common::tpb;
 use std::process::Output;
@@ -10,10 +11,6 @@ use std::path::{Path, PathBuf};
 use tpb_emu::isa::enums::{PoolDim, PoolFunc};
 use tpb_emu::isa::samples::{seed_max_pool_select, seed_pool};
 use tpb_emu::isa::stream::to_bytes;
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited normally")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -4,9 +4,9 @@
 //! outside active memory; never 101).
 
 use crate::common;
+use crate::common::code;
 use crate::common::stderr;
 use common::tpb;
-use std::process::Output;
 
 use npyz::WriterBuilder;
 use std::path::{Path, PathBuf};
@@ -36,10 +36,6 @@ impl Drop for Dir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 fn write_stream(path: &Path, recs: &[Record]) {

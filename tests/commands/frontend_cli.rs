@@ -1,5 +1,6 @@
 //! `tpb-emu pool2d`, `viz` and `demo` as a user runs them.
 
+use crate::common::code;
 use crate::common::s;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,10 +10,6 @@ fn tpb(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the binary runs")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
 }
 
 fn text(o: &Output) -> String {

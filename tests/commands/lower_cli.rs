@@ -2,6 +2,7 @@
 //! program with pseudo-instructions: outputs, messages and exit codes.
 
 use crate::common;
+use crate::common::named;
 use common::tpb;
 
 use std::path::Path;
@@ -13,12 +14,6 @@ use tpb_emu::runtime::lower::{lower, pseudo};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-fn named(op: Opcode, name: &str) -> Record {
-    let mut r = header(op);
-    r.0[pseudo::NAME..pseudo::NAME + name.len()].copy_from_slice(name.as_bytes());
-    r
 }
 
 /// Main calls `f` twice; `f` copies x -> y (DMA, sem 3 += 1) and returns.

@@ -1,7 +1,7 @@
 //! The `tpb-emu` binary: outputs, messages, exit codes and files of every subcommand.
 //!
 //! One test binary per group (fewer binaries to link); each module is one
-//! former test file.
+//! subject.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -3,6 +3,7 @@
 
 use crate::common;
 use crate::common::s;
+use crate::common::{code, le32, named};
 use common::{tpb, tpb_env};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -15,26 +16,12 @@ use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::lower::pseudo;
 use tpb_emu::runtime::{Program, Variable};
 
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn out(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn named(op: Opcode, name: &str) -> Record {
-    let mut r = header(op);
-    r.0[pseudo::NAME..pseudo::NAME + name.len()].copy_from_slice(name.as_bytes());
-    r
 }
 
 fn copy(src: u32, dst: u32) -> Record {

@@ -42,6 +42,47 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A command's exit code, -1 when a signal ended it.
+pub fn code(o: &std::process::Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Little-endian bytes of `v`.
+pub fn le32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes of `v`.
+pub fn le16(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// SBUF partition `p`, byte `off`.
+pub fn sbuf(p: u32, off: u32) -> Addr4 {
+    Addr4::new(Region::Sbuf, p, off)
+}
+
+/// PSUM partition `p`, byte `off`.
+pub fn psum(p: u32, off: u32) -> Addr4 {
+    Addr4::new(Region::Psum, p, off)
+}
+
+/// A pseudo-record `op` (seed 004) naming `name`.
+pub fn named(op: Opcode, name: &str) -> tpb_emu::isa::Record {
+    use tpb_emu::runtime::lower::pseudo;
+    let mut r = tpb_emu::runtime::build::header(op);
+    r.0[pseudo::NAME..pseudo::NAME + name.len()].copy_from_slice(name.as_bytes());
+    r
+}
+
+/// A map of `shape` with values in -74..74 (multiples of 0.37) from `seed`.
+pub fn ramp(shape: &[u64], seed: u64) -> tpb_emu::frontend::Tensor {
+    let n: u64 = shape.iter().product();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let v: Vec<f32> = (0..n).map(|_| (rng.i32(-200..200) as f32) * 0.37).collect();
+    tpb_emu::frontend::Tensor::from_f32(shape, &v)
+}
+
 /// Bytes at the start of each partition that random records use.
 pub const WINDOW: u32 = 1024;
 

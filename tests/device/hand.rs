@@ -1,10 +1,12 @@
-//! Helpers of the hand-derived kernel tests (kernels_hand.rs,
-//! kernels2_hand.rs): records run on the CPU and, when an adapter exists,
+//! Helpers of the hand-derived kernel tests (elementwise_hand.rs,
+//! lane_kernels_hand.rs): records run on the CPU and, when an adapter exists,
 //! the GPU; bytes put and read in SBUF.
 
 use crate::common;
-use tpb_emu::device::DeviceMemory;
+pub use crate::common::{le16, le32, sbuf};
+use tpb_emu::device::{CpuExecutor, DeviceMemory, Validated, dispatch};
 use tpb_emu::isa::record::Record;
+use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{Addr4, Location, Region, Tensor3d, Tensor4d};
 use tpb_emu::limits::Arch;
 
@@ -22,10 +24,6 @@ pub fn run(records: &[Record], mem: &DeviceMemory) -> DeviceMemory {
         );
     }
     cpu
-}
-
-pub fn sbuf(p: u32, off: u32) -> Addr4 {
-    Addr4::new(Region::Sbuf, p, off)
 }
 
 pub fn row(addr: Addr4, n: u16) -> Tensor4d {
@@ -52,10 +50,11 @@ pub fn get(mem: &DeviceMemory, p: u32, off: u32, len: usize) -> Vec<u8> {
     mem.read(loc(p, off), 1, len as u64).expect("in range")
 }
 
-pub fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn le16(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// The records' dispatch trace (SPEC §7) on the CPU, from zeroed memory.
+pub fn trace_of(r: &Record) -> Vec<String> {
+    let v = Validated::new(0, *r, Target::pool(ARCH)).expect("valid");
+    let mut mem = DeviceMemory::new(ARCH);
+    let mut trace = Vec::new();
+    dispatch::dispatch(&v, &mut mem, &mut trace, &mut CpuExecutor::default()).expect("runs");
+    trace
 }

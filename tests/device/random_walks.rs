@@ -1,5 +1,5 @@
 //! Random operand walks for the differential tests of every kernel
-//! (backends.rs, kernels2_backends.rs): walks in the first [`WINDOW`] bytes
+//! (backends.rs, lane_kernels_backends.rs): walks in the first [`WINDOW`] bytes
 //! of a partition, so later records often read what earlier ones wrote.
 
 use crate::common::WINDOW;

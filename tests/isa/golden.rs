@@ -2,25 +2,18 @@
 //! of records, compared with `tests/golden/disasm.txt`.
 //!
 //! To regenerate the file after an intended change, run
-//! `UPDATE_GOLDEN=1 cargo test --release --test golden` and review the diff.
+//! `UPDATE_GOLDEN=1 cargo test --release --test isa golden::` and review the diff.
 
+use crate::common::{psum, sbuf};
 use tpb_emu::isa::build::Geometry;
 use tpb_emu::isa::text::{asm, disasm_record};
 use tpb_emu::isa::validate::{Target, check};
 use tpb_emu::isa::{
     Addr4, AluOp, Dtype, DtypePair, ImmSrc, Opcode, PoolDim, PoolFunc, Record, ReduceAxis,
-    ReduceOp, Region, S4d4Pl, Tensor4d, UpdateMode, WaitMode,
+    ReduceOp, S4d4Pl, Tensor4d, UpdateMode, WaitMode,
 };
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/disasm.txt");
-
-fn sbuf(partition: u32, offset: u32) -> Addr4 {
-    Addr4::new(Region::Sbuf, partition, offset)
-}
-
-fn psum(partition: u32, offset: u32) -> Addr4 {
-    Addr4::new(Region::Psum, partition, offset)
-}
 
 fn ten(addr: Addr4, dims: [(u16, i16); 4]) -> Tensor4d {
     Tensor4d::new(addr, dims)
@@ -674,7 +667,7 @@ fn render() -> String {
         "# tpb-emu golden corpus: each record's disassembly, then its verdict from\n\
          # isa::validate::check(&r, Target::default()) (POOL engine, CAYMAN):\n\
          # `=> ok` or `=> <predicate>: <detail>`.\n\
-         # Regenerate with: UPDATE_GOLDEN=1 cargo test --release --test golden\n",
+         # Regenerate with: UPDATE_GOLDEN=1 cargo test --release --test isa golden::\n",
     );
     for (i, (title, r)) in corpus().iter().enumerate() {
         let line = disasm_record(r);
@@ -698,7 +691,7 @@ fn golden_disassembly_and_verdicts() {
         return;
     }
     let expected = std::fs::read_to_string(GOLDEN).unwrap_or_else(|e| {
-        panic!("cannot read {GOLDEN}: {e}; create it with UPDATE_GOLDEN=1 cargo test --release --test golden")
+        panic!("cannot read {GOLDEN}: {e}; create it with UPDATE_GOLDEN=1 cargo test --release --test isa golden::")
     });
     if expected == actual {
         return;
@@ -709,11 +702,11 @@ fn golden_disassembly_and_verdicts() {
         match (el.next(), al.next()) {
             (Some(e), Some(a)) if e == a => n += 1,
             (None, None) => panic!(
-                "{GOLDEN} differs only in line endings; rerun with UPDATE_GOLDEN=1 cargo test --release --test golden"
+                "{GOLDEN} differs only in line endings; rerun with UPDATE_GOLDEN=1 cargo test --release --test isa golden::"
             ),
             (e, a) => panic!(
                 "{GOLDEN} differs at line {n}:\n  expected: {}\n  actual:   {}\n\
-                 If the change is intended, rerun with UPDATE_GOLDEN=1 cargo test --release --test golden \
+                 If the change is intended, rerun with UPDATE_GOLDEN=1 cargo test --release --test isa golden:: \
                  and review the diff.",
                 e.unwrap_or("<end of file>"),
                 a.unwrap_or("<end of output>"),

@@ -1,7 +1,10 @@
 //! The instruction set and the shaders without a device: validation, the text form, the golden corpus, the layer and convention rules, WGSL checks and portability.
 //!
 //! One test binary per group (fewer binaries to link); each module is one
-//! former test file.
+//! subject.
+
+#[path = "../common/mod.rs"]
+mod common;
 
 mod conventions;
 mod golden;

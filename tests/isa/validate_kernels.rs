@@ -6,12 +6,13 @@
 //! value in the message. The expected offsets are the spec tables' (§2.1,
 //! §3.1, §4.2), written here by hand.
 
+use crate::common::{psum, sbuf};
 use tpb_emu::isa::build::{Geometry, row3, row4};
 use tpb_emu::isa::text::{asm, disasm_record};
 use tpb_emu::isa::validate::{Fail, Target, check, is_valid, validate_stream};
 use tpb_emu::isa::{
-    Addr4, AluOp, D4Iota, Dtype, DtypePair, Engine, Inst, Opcode, PoolDim, Record, Region,
-    S3s3d3Tt, S4d4Tr, UpdateMode, WaitMode,
+    Addr4, AluOp, D4Iota, Dtype, DtypePair, Engine, Inst, Opcode, PoolDim, Record, S3s3d3Tt,
+    S4d4Tr, UpdateMode, WaitMode,
 };
 use tpb_emu::limits::Arch;
 
@@ -22,14 +23,6 @@ fn on(engine: Engine) -> Target {
         engine,
         arch: Arch::Cayman,
     }
-}
-
-fn sbuf(p: u32, off: u32) -> Addr4 {
-    Addr4::new(Region::Sbuf, p, off)
-}
-
-fn psum(p: u32, off: u32) -> Addr4 {
-    Addr4::new(Region::Psum, p, off)
 }
 
 /// Asserts `r` fails exactly `pred` on target `t`, naming byte `offset`, and

@@ -3,15 +3,9 @@
 //! plain reference, bit for bit, on the CPU and on the GPU; the two pad rules.
 //! (The reference against an independent implementation: frontend_fixtures.rs.)
 
+use crate::common::ramp;
 use tpb_emu::frontend::{self, Depth, PadRule, Pool, PoolMode, Tensor};
 use tpb_emu::isa::enums::Dtype;
-
-fn ramp(shape: &[u64], seed: u64) -> Tensor {
-    let n: u64 = shape.iter().product();
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let v: Vec<f32> = (0..n).map(|_| (rng.i32(-200..200) as f32) * 0.37).collect();
-    Tensor::from_f32(shape, &v)
-}
 
 fn depth(kernel: u32, stride: u32, pads: [u32; 2], dilation: u32) -> Depth {
     Depth {

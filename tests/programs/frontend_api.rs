@@ -1,15 +1,9 @@
 //! The pooling front end's program: tiling over rows and planes, the first-max
 //! rule, `--emit`'s manifest, and errors instead of panics.
 
+use crate::common::ramp;
 use tpb_emu::frontend::{self, Pool2d, PoolMode, Tensor, emit};
 use tpb_emu::isa::enums::Dtype;
-
-fn ramp(shape: &[u64], seed: u64) -> Tensor {
-    let n: u64 = shape.iter().product();
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let v: Vec<f32> = (0..n).map(|_| (rng.i32(-200..200) as f32) * 0.37).collect();
-    Tensor::from_f32(shape, &v)
-}
 
 #[test]
 fn large_planes_are_cut_into_row_bands_and_match_the_reference() {

@@ -1,6 +1,7 @@
 //! Lowering (SPEC §8, EC-17, EC-29, EC-30) and running lowered programs.
 //! Every expected offset and count below is derived by hand in the comments.
 
+use crate::common::named;
 use tpb_emu::isa::control::{alu, cmp, off};
 use tpb_emu::isa::enums::{Dtype, UpdateMode, WaitMode};
 use tpb_emu::isa::stream::to_bytes;
@@ -9,12 +10,6 @@ use tpb_emu::isa::{Engine, Opcode, Record};
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::lower::{LowerError, LowerFault, lower, lower_and_validate, pseudo};
 use tpb_emu::runtime::{Program, StageError, Variable, run_cpu, stage};
-
-fn named(op: Opcode, name: &str) -> Record {
-    let mut r = header(op);
-    r.0[pseudo::NAME..pseudo::NAME + name.len()].copy_from_slice(name.as_bytes());
-    r
-}
 
 fn begin(name: &str, lo: u8, hi: u8) -> Record {
     let mut r = named(Opcode::PSEUDO_FUNCTION_BEGIN, name);

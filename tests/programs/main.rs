@@ -1,7 +1,7 @@
 //! Whole programs through the library: manifests, DMA, the scheduler, lowering, NEFF files, the front end and timelines.
 //!
 //! One test binary per group (fewer binaries to link); each module is one
-//! former test file.
+//! subject.
 
 #[path = "../common/mod.rs"]
 mod common;

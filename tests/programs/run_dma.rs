@@ -3,6 +3,7 @@
 //! footprints (EC-23, `emu_footprint_in_bounds`), and the copies themselves:
 //! 2-D strides, dtype conversion, DRAM/SBUF/PSUM, overlapping walks.
 
+use crate::common::le32;
 use tpb_emu::isa::control::{Addr8, DmaWalk};
 use tpb_emu::isa::enums::{Dtype, PoolFunc, UpdateMode};
 use tpb_emu::isa::samples::seed_pool;
@@ -10,10 +11,6 @@ use tpb_emu::isa::{Engine, Opcode, Record, Region};
 use tpb_emu::limits::{Arch, DRAM_BASE};
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::{Error, FootprintFault, Program, StageError, Variable, run_cpu, stage};
-
-fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 fn stage_err(p: &Program) -> StageError {
     match stage(p) {

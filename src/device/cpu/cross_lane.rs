@@ -61,7 +61,7 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     // Partitions axis: r_k = fold over p of x[p][k].
     // FP32 ADD, the common case, folds each lane with one specialised loop
     // (the same bits as `step`; CpuOptions::force_generic turns it off and
-    // tests/device/kernels2_backends.rs compares the two).
+    // tests/device/lane_kernels_backends.rs compares the two).
     let fast = !opts.force_generic && fold == Fold::AddF32 && d == Dtype::FP32;
     let mut outs = vec![0u32; m];
     let threads = opts.threads(ch, op.elements());

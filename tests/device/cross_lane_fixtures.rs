@@ -5,13 +5,14 @@
 //! program, each in its own slot of partitions 0..LANES.
 
 use crate::common;
+use crate::hand::loc;
 use std::path::{Path, PathBuf};
 use tpb_emu::device::gpu::GpuExecutor;
 use tpb_emu::device::{CpuExecutor, DeviceMemory, Executor, NoTrace, Program, run_program};
 use tpb_emu::isa::enums::{Dtype, ReduceAxis, ReduceOp};
 use tpb_emu::isa::record::Record;
 use tpb_emu::isa::validate::Target;
-use tpb_emu::isa::{Addr4, Location, Opcode, Region, S4d4Cr, Tensor4d};
+use tpb_emu::isa::{Addr4, Opcode, Region, S4d4Cr, Tensor4d};
 use tpb_emu::limits::Arch;
 
 const ARCH: Arch = Arch::Cayman;
@@ -82,14 +83,6 @@ fn bytes(vals: &[u32], size: usize) -> Vec<u8> {
     vals.iter()
         .flat_map(|v| v.to_le_bytes()[..size].to_vec())
         .collect()
-}
-
-fn loc(p: u32, off: u32) -> Location {
-    Location {
-        region: Region::Sbuf,
-        partition: p,
-        offset: off,
-    }
 }
 
 #[test]

@@ -3,35 +3,13 @@
 //! their opcodes never panic (validated or not) and never touch memory when
 //! they fail.
 
+use crate::hand::{ARCH, row, row3, sbuf, trace_of};
 use tpb_emu::device::dispatch::{self, DispatchError};
-use tpb_emu::device::{CpuExecutor, DeviceMemory, Validated};
+use tpb_emu::device::{CpuExecutor, DeviceMemory};
 use tpb_emu::isa::enums::{AluOp, Dtype};
 use tpb_emu::isa::record::Record;
-use tpb_emu::isa::tensor::{Data4d, Tensor3d};
-use tpb_emu::isa::validate::Target;
-use tpb_emu::isa::{Addr4, D4Iota, Opcode, Region, S3s3d3Tt, S4d4Tr, Tensor4d};
-use tpb_emu::limits::Arch;
-
-const ARCH: Arch = Arch::Cayman;
-
-fn row(p: u32, off: u32, n: u16) -> Tensor4d {
-    Tensor4d::new(
-        Addr4::new(Region::Sbuf, p, off),
-        [(n, 1), (1, 0), (1, 0), (1, 0)],
-    )
-}
-
-fn row3(p: u32, off: u32, n: u16) -> Tensor3d {
-    Tensor3d::new(Addr4::new(Region::Sbuf, p, off), [(n, 1), (1, 0), (1, 0)])
-}
-
-fn trace_of(r: &Record) -> Vec<String> {
-    let v = Validated::new(0, *r, Target::pool(ARCH)).expect("valid");
-    let mut mem = DeviceMemory::new(ARCH);
-    let mut trace = Vec::new();
-    dispatch::dispatch(&v, &mut mem, &mut trace, &mut CpuExecutor::default()).expect("runs");
-    trace
-}
+use tpb_emu::isa::tensor::Data4d;
+use tpb_emu::isa::{D4Iota, Opcode, Region, S3s3d3Tt, S4d4Tr};
 
 /// EC-59: each core with lanes prints the frame around the kernel's line,
 /// whose count is the core's lanes.
@@ -59,8 +37,8 @@ fn the_rows_print_ec59_kernel_lines() {
         Dtype::FP32,
         Dtype::FP32,
         40,
-        row(0, 0, 4),
-        row(0, 64, 4),
+        row(sbuf(0, 0), 4),
+        row(sbuf(0, 64), 4),
     );
     assert_frame(&trace_of(&copy.encode()), 0x46, "Copy : num_chans = ", 40);
     let cast = S4d4Tr::new(
@@ -68,8 +46,8 @@ fn the_rows_print_ec59_kernel_lines() {
         Dtype::FP32,
         Dtype::BFLOAT16,
         16,
-        row(0, 0, 4),
-        row(0, 64, 4),
+        row(sbuf(0, 0), 4),
+        row(sbuf(0, 64), 4),
     );
     assert_frame(&trace_of(&cast.encode()), 0x47, "Cast : num_chans = ", 16);
     let iota = D4Iota::new(
@@ -77,7 +55,7 @@ fn the_rows_print_ec59_kernel_lines() {
         128,
         Data4d::new(0, [(4, 1), (1, 0), (1, 0), (1, 0)]),
         1,
-        row(0, 0, 4),
+        row(sbuf(0, 0), 4),
     );
     assert_frame(&trace_of(&iota.encode()), 0x7e, "Iota : num_chans = ", 128);
     let arith = S3s3d3Tt::new(
@@ -87,9 +65,9 @@ fn the_rows_print_ec59_kernel_lines() {
         Dtype::INT32,
         Dtype::INT32,
         3,
-        row3(0, 0, 4),
-        row3(0, 16, 4),
-        row3(0, 32, 4),
+        row3(sbuf(0, 0), 4),
+        row3(sbuf(0, 16), 4),
+        row3(sbuf(0, 32), 4),
     );
     assert_frame(
         &trace_of(&arith.encode()),
@@ -104,9 +82,9 @@ fn the_rows_print_ec59_kernel_lines() {
         Dtype::UINT8,
         Dtype::UINT8,
         33,
-        row3(0, 0, 4),
-        row3(0, 16, 4),
-        row3(0, 32, 4),
+        row3(sbuf(0, 0), 4),
+        row3(sbuf(0, 16), 4),
+        row3(sbuf(0, 32), 4),
     );
     assert_frame(
         &trace_of(&bitvec.encode()),
@@ -125,8 +103,8 @@ fn unvalidated_kernel_records_run_only_when_valid() {
         Dtype::UINT8,
         Dtype::UINT8,
         1,
-        row(0, 0, 2),
-        row(0, 8, 2),
+        row(sbuf(0, 0), 2),
+        row(sbuf(0, 8), 2),
     );
     let mut mem = DeviceMemory::new(ARCH);
     mem.region_bytes_mut(Region::Sbuf)[..2].copy_from_slice(&[7, 9]);
@@ -163,8 +141,8 @@ fn random_bytes_with_the_new_opcodes_never_panic() {
             Dtype::FP32,
             Dtype::INT8,
             4,
-            row(0, 0, 8),
-            row(4, 64, 8),
+            row(sbuf(0, 0), 8),
+            row(sbuf(4, 64), 8),
         )
         .encode(),
         D4Iota::new(
@@ -172,7 +150,7 @@ fn random_bytes_with_the_new_opcodes_never_panic() {
             4,
             Data4d::new(-5, [(8, 3), (1, 0), (1, 0), (1, 0)]),
             7,
-            row(2, 0, 8),
+            row(sbuf(2, 0), 8),
         )
         .encode(),
         S3s3d3Tt::new(
@@ -182,9 +160,9 @@ fn random_bytes_with_the_new_opcodes_never_panic() {
             Dtype::INT16,
             Dtype::FP32,
             4,
-            row3(0, 0, 8),
-            row3(0, 16, 8),
-            row3(0, 32, 8),
+            row3(sbuf(0, 0), 8),
+            row3(sbuf(0, 16), 8),
+            row3(sbuf(0, 32), 8),
         )
         .encode(),
     ];

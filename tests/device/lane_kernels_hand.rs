@@ -6,10 +6,8 @@
 
 use crate::common;
 use crate::hand::*;
-use tpb_emu::device::{CpuExecutor, DeviceMemory, Validated, dispatch};
+use tpb_emu::device::DeviceMemory;
 use tpb_emu::isa::enums::{AluOp, Dtype, ReduceAxis, ReduceOp};
-use tpb_emu::isa::record::Record;
-use tpb_emu::isa::validate::Target;
 use tpb_emu::isa::{
     EngineNop, ExtTta, Opcode, S3d3NonzeroWithCount, S3d3SeqBounds, S4d4Cr, Tensor2d, Tensor3d,
 };
@@ -615,14 +613,6 @@ fn sequence_bounds_float_ids() {
         seq(Dtype::FP32, Dtype::INT32, &ids),
         [0, 1, 2, 9, 4, 4, 9, 7, 7, 1, 2, 3, m1, 6, 6, m1, 9, 9]
     );
-}
-
-fn trace_of(r: &Record) -> Vec<String> {
-    let v = Validated::new(0, *r, Target::pool(ARCH)).expect("valid");
-    let mut mem = DeviceMemory::new(ARCH);
-    let mut trace = Vec::new();
-    dispatch::dispatch(&v, &mut mem, &mut trace, &mut CpuExecutor::default()).expect("runs");
-    trace
 }
 
 fn frame(first: &str, opcode: u8, lanes: u32, lines: &[&str]) -> Vec<String> {
