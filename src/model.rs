@@ -20,6 +20,7 @@
 
 #[cfg(feature = "gpu")]
 pub mod backend;
+pub mod exec;
 
 use crate::device::{Executor, NoTrace, Trace};
 use crate::files::{FileError, HostBytes};
