@@ -34,6 +34,9 @@ fn axes(name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u32>>> 
         .map(Some)
 }
 
+/// An option's name and the value it was given as, by its library name.
+type Given<'a, 'py> = dyn Fn(&str) -> (String, Option<Bound<'py, PyAny>>) + 'a;
+
 /// The output of a run: the output tensor and, with indices, the indices.
 type Pooled = (Tensor, Option<Vec<i64>>);
 
@@ -127,7 +130,7 @@ fn run<'py>(
     npy: tpb_emu::npy::Npy,
     bf16: bool,
     opts: &PoolOptions,
-    given: &dyn Fn(&str) -> (String, Option<Bound<'py, PyAny>>),
+    given: &Given<'_, 'py>,
     choice: BackendChoice,
     max_work: Option<u64>,
     unbatch: bool,
