@@ -20,6 +20,7 @@
 
 #[cfg(feature = "gpu")]
 pub mod backend;
+pub mod exec;
 
 use crate::device::{Executor, NoTrace, Trace};
 use crate::files::{FileError, HostBytes};
@@ -448,6 +449,22 @@ impl Prepared {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Finished, ModelError> {
+        self.run_controlled(exec, opts, trace, &mut |n| {
+            progress(n);
+            std::ops::ControlFlow::Continue(())
+        })
+    }
+
+    /// [`Prepared::run`] where `progress` may stop the run by returning
+    /// [`std::ops::ControlFlow::Break`]: [`RunError::Interrupted`], and no
+    /// outputs (a Ctrl-C in the Python bindings).
+    pub fn run_controlled(
+        self,
+        exec: &mut dyn Executor,
+        opts: &RunOptions,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64) -> std::ops::ControlFlow<()>,
+    ) -> Result<Finished, ModelError> {
         // The staged image becomes the DRAM itself (no copy of the inputs).
         let mut machine = Machine::from_owned(self.staged);
         machine.set_max_records(opts.max_records);
@@ -457,7 +474,7 @@ impl Prepared {
         if opts.totals || opts.slices {
             machine.record_timeline(opts.slices);
         }
-        machine.run_with_progress(exec, trace, progress)?;
+        machine.run_controlled(exec, trace, progress)?;
         Ok(Finished {
             machine,
             outputs: self.outputs,

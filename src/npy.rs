@@ -192,19 +192,15 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         return Err(err("structured dtypes are not supported".into()));
     };
     let size = ts.num_bytes().unwrap_or(0);
-    let ok = matches!(
-        (ts.type_char(), size),
-        (TypeChar::Uint | TypeChar::Int, 1 | 2 | 4) | (TypeChar::Int, 8) | (TypeChar::Float, 2 | 4)
-    );
-    if !ok {
-        return Err(err(format!(
-            "dtype `{ts}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
-        )));
-    }
+    let kind = match ts.type_char() {
+        TypeChar::Float => Some(ElemKind::Float),
+        TypeChar::Int => Some(ElemKind::Int),
+        TypeChar::Uint => Some(ElemKind::Uint),
+        _ => None,
+    };
     let shape = header.shape().to_vec();
-    if shape.is_empty() {
-        return Err(err("a 0-d array has no lanes axis".into()));
-    }
+    check_elements(&ts.to_string(), kind, size, &shape).map_err(err)?;
+    let kind = kind.unwrap_or(ElemKind::Uint);
     let n = shape
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(d))
@@ -226,11 +222,6 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         big: ts.endianness() == Endianness::Big,
         fortran: header.order() == Order::Fortran && shape.len() > 1,
     };
-    let kind = match ts.type_char() {
-        TypeChar::Float => ElemKind::Float,
-        TypeChar::Int => ElemKind::Int,
-        _ => ElemKind::Uint,
-    };
     let npy = Npy {
         shape,
         elem: size,
@@ -239,6 +230,34 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         data: HostBytes::default(),
     };
     Ok((npy, facts))
+}
+
+/// Refuses an array that is not one of the load dtypes (uint8, int8,
+/// uint16, int16, uint32, int32, int64, float16, float32; `kind` is `None`
+/// for any other kind of element, `descr` names the dtype in the message)
+/// or that has no axis: the rule for every `.npy` read, and for the arrays
+/// the Python bindings take.
+pub fn check_elements(
+    descr: &str,
+    kind: Option<ElemKind>,
+    size: usize,
+    shape: &[u64],
+) -> Result<(), String> {
+    let ok = matches!(
+        (kind, size),
+        (Some(ElemKind::Uint | ElemKind::Int), 1 | 2 | 4)
+            | (Some(ElemKind::Int), 8)
+            | (Some(ElemKind::Float), 2 | 4)
+    );
+    if !ok {
+        return Err(format!(
+            "dtype `{descr}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
+        ));
+    }
+    if shape.is_empty() {
+        return Err("a 0-d array has no lanes axis".into());
+    }
+    Ok(())
 }
 
 /// A length standing in for the data slice in [`check_head`].

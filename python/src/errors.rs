@@ -85,27 +85,43 @@ pub enum Family {
     NoGpu,
 }
 
-/// An error with its family and the CLI's message.
+/// An error with its family and the CLI's message, or an exception Python
+/// code raised while the work ran (a signal handler's KeyboardInterrupt).
 #[derive(Debug)]
 pub struct Failure {
     /// Which exception.
     pub family: Family,
     /// Its message.
     pub message: String,
+    /// An exception raised as it is, whatever `family` says.
+    pub raised: Option<PyErr>,
 }
 
 impl Failure {
+    /// The exception `e`, raised as it is.
+    pub fn raised(e: PyErr) -> Failure {
+        Failure {
+            family: Family::Exec,
+            message: String::new(),
+            raised: Some(e),
+        }
+    }
+
     /// A failure of `family` saying `message`.
     pub fn new(family: Family, message: impl Into<String>) -> Failure {
         Failure {
             family,
             message: message.into(),
+            raised: None,
         }
     }
 }
 
 impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
+        if let Some(e) = f.raised {
+            return e;
+        }
         let m = f.message;
         match f.family {
             Family::Exec => ExecutionError::new_err(m),
@@ -161,4 +177,18 @@ pub fn usage(m: impl Into<String>) -> PyErr {
 /// An input error saying `m`.
 pub fn input(m: impl Into<String>) -> PyErr {
     InputError::new_err(m.into())
+}
+
+/// The host-run errors (`Device`), mapped as the CLI's `exec` maps them;
+/// an invalid record is raised by the caller with its attributes.
+impl From<tpb_emu::model::exec::HostError> for Failure {
+    fn from(e: tpb_emu::model::exec::HostError) -> Failure {
+        use tpb_emu::model::exec::HostError as H;
+        match e {
+            H::Usage(m) => Failure::new(Family::Usage, m),
+            H::Stream(e) => Failure::new(Family::Input, format!("stream: {e}")),
+            H::Invalid(inv) => Failure::new(Family::Invalid, inv.to_string()),
+            H::Exec(m) => Failure::new(Family::Exec, m),
+        }
+    }
 }

@@ -3,15 +3,16 @@
 //! `tpb-emu run` takes.
 
 use crate::arrays;
+use crate::backend;
 use crate::errors::{self, Failure};
 use crate::stream::is_path;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use tpb_emu::files::HostBytes;
+use tpb_emu::files::{HostBytes, Outputs};
 use tpb_emu::isa::enums::Dtype;
-use tpb_emu::model::backend::{self, Backend};
 use tpb_emu::model::{LoadOptions, Model, ModelError, RunOptions, TensorInfo, is_neff};
 use tpb_emu::{Arch, device::NoTrace};
 
@@ -38,7 +39,8 @@ type Output = (String, Dtype, Vec<u64>, Vec<u8>);
 
 /// Runs `model` with `inputs` (a dict) and `named` (keyword arguments):
 /// every array checked by the library as `run --input` checks an `.npy`,
-/// then the run on `backend` with the GIL released.
+/// then the run on `backend` with the GIL released; with `timeline`, the
+/// run's timeline written there as `run --timeline` writes it.
 fn run<'py>(
     py: Python<'py>,
     model: &Model,
@@ -46,37 +48,67 @@ fn run<'py>(
     named: Option<&Bound<'py, PyDict>>,
     backend_name: &str,
     max_work: Option<u64>,
+    timeline: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let choice = backend::choice(backend_name).ok_or_else(|| {
-        errors::usage(format!(
-            "backend={backend_name:?}: expected \"cpu\", \"gpu\" or \"auto\""
-        ))
-    })?;
+    let choice = backend::choice(backend_name)?;
     let mut data: HashMap<String, HostBytes> = HashMap::new();
     for d in [inputs, named].into_iter().flatten() {
         for (k, v) in d.iter() {
             let name: String = k.extract()?;
-            model.check_name(&name).map_err(fail)?;
+            let info = model.check_name(&name).map_err(fail)?;
             if data.contains_key(&name) {
                 return Err(errors::usage(format!("input {name} is given twice")));
             }
-            let npy = arrays::to_npy(&v, &format!("input {name}"))?;
+            let a = arrays::to_array(&v, &format!("input {name}"))?;
+            if a.bf16 && info.dtype != Dtype::BFLOAT16 {
+                return Err(errors::input(format!(
+                    "--input {name}: the array holds bfloat16, the input needs {} ({})",
+                    tpb_emu::npy::npy_descr(info.dtype),
+                    info.dtype
+                )));
+            }
             model
-                .check_array(&name, Path::new("the array"), &npy)
+                .check_array(&name, Path::new("the array"), &a.npy)
                 .map_err(fail)?;
-            data.insert(name, npy.data);
+            data.insert(name, a.npy.data);
         }
     }
-    let mut opts = RunOptions::default();
-    if let Some(w) = max_work {
-        opts.max_work = w;
-    }
+    let opts = RunOptions {
+        max_work: max_work.unwrap_or(tpb_emu::limits::DEFAULT_MAX_WORK),
+        totals: timeline.is_some(),
+        slices: timeline.is_some(),
+        ..RunOptions::default()
+    };
+    // A Ctrl-C (any pending signal whose handler raises) seen between
+    // records stops the run; the handler's exception is raised, and no
+    // output is returned or written.
+    let mut raised: Option<PyErr> = None;
     let outputs = py.detach(|| -> Result<Vec<Output>, Failure> {
         let prepared = model.prepare(&data)?;
         drop(data);
-        let backend = Backend::open_for(choice, model.needs_device())?;
+        let backend = backend::open(choice, model.needs_device())?;
         let mut exec = backend.executor(model.arch())?;
-        let finished = prepared.run(exec.as_mut(), &opts, &mut NoTrace, &mut |_| ())?;
+        let mut signals = |_| match Python::attach(|py| py.check_signals()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                raised = Some(e);
+                ControlFlow::Break(())
+            }
+        };
+        let finished = prepared.run_controlled(exec.as_mut(), &opts, &mut NoTrace, &mut signals);
+        let finished = match (finished, raised.take()) {
+            (_, Some(e)) => return Err(Failure::raised(e)),
+            (f, None) => f?,
+        };
+        if let Some(path) = &timeline {
+            let machine = finished.machine();
+            if let Some(t) = machine.timeline() {
+                // As `run --timeline`: written whole, or not at all.
+                let mut outs = Outputs::new();
+                outs.write_with(path, &mut |w| t.write_json(machine.staged(), w))?;
+                outs.commit()?;
+            }
+        }
         Ok(finished
             .outputs()
             .map(|(t, b)| (t.name.clone(), t.dtype, t.shape.clone(), b.to_vec()))
@@ -182,26 +214,42 @@ impl Neff {
         self.model.arch().name()
     }
 
+    /// What `tpb-emu inspect --json` prints for this NEFF, as a dict: the
+    /// header, kelf, members, engines (records, opcode histogram with what
+    /// the emulator does with each opcode), variables, inputs, outputs and
+    /// warnings. `file` is the path as given (`"NEFF"` for bytes).
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let n = self.model.neff().expect("a Neff holds a NEFF model");
+        let text = serde_json::to_string(&tpb_emu::neff::info::info(self.model.source(), n))
+            .map_err(|e| errors::input(e.to_string()))?;
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
     /// Runs the model, as `tpb-emu run MODEL.neff` does, with every public
     /// input given by name — in the dict `inputs` or as keyword arguments —
     /// as a NumPy array of the input's dtype and shape (checked as the CLI
-    /// checks an `.npy`; bf16 as uint16 bits). Returns the outputs by name
-    /// as new arrays. `backend` is "cpu", "gpu" (any adapter, lavapipe
-    /// included; `NoGpuError` without one) or "auto"; `max_work` bounds the
-    /// elements moved or folded (`--max-work`). The GIL is released during
-    /// the run. Raises `UsageError` for an unknown, repeated or missing
+    /// checks an `.npy`; bf16 as `ml_dtypes.bfloat16` or uint16 bits).
+    /// Returns the outputs by name as new arrays (bf16 as
+    /// `ml_dtypes.bfloat16` when it can be imported, else uint16 bits).
+    /// `backend` is "cpu", "gpu" (any adapter, lavapipe included;
+    /// `NoGpuError` without one) or "auto" (a hardware GPU, else the CPU);
+    /// the GPU is opened once per process and shared. `max_work` bounds the
+    /// elements moved or folded (`--max-work`); `timeline` is a path where
+    /// the run's Perfetto/Chrome trace-event timeline is written, as
+    /// `run --timeline` writes it. The GIL is released during the run. Raises `UsageError` for an unknown, repeated or missing
     /// name, `InputError` for a wrong dtype or shape, `InvalidProgram` for
     /// a rejected program, `ExecutionError` when the run stops.
-    #[pyo3(signature = (inputs = None, /, *, backend = "cpu", max_work = None, **named))]
+    #[pyo3(signature = (inputs = None, /, *, backend = "auto", max_work = None, timeline = None, **named))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Option<&Bound<'py, PyDict>>,
         backend: &str,
         max_work: Option<u64>,
+        timeline: Option<PathBuf>,
         named: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        run(py, &self.model, inputs, named, backend, max_work)
+        run(py, &self.model, inputs, named, backend, max_work, timeline)
     }
 
     fn __repr__(&self) -> String {
@@ -255,16 +303,17 @@ impl Program {
     /// Runs the program, as `tpb-emu run PROGRAM.toml` does; an input given
     /// by name (in `inputs` or as a keyword argument) replaces the data the
     /// manifest names for it. Otherwise as `Neff.run`.
-    #[pyo3(signature = (inputs = None, /, *, backend = "cpu", max_work = None, **named))]
+    #[pyo3(signature = (inputs = None, /, *, backend = "auto", max_work = None, timeline = None, **named))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Option<&Bound<'py, PyDict>>,
         backend: &str,
         max_work: Option<u64>,
+        timeline: Option<PathBuf>,
         named: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        run(py, &self.model, inputs, named, backend, max_work)
+        run(py, &self.model, inputs, named, backend, max_work, timeline)
     }
 
     fn __repr__(&self) -> String {

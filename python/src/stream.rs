@@ -90,7 +90,7 @@ fn target(engine: &str, arch: &str) -> PyResult<Target> {
 
 /// Raises [`InvalidRecord`] for `inv`: the CLI's message, with `offset`,
 /// `opcode`, `predicate` and `detail`.
-fn invalid(py: Python<'_>, inv: &Invalid) -> PyErr {
+pub fn invalid(py: Python<'_>, inv: &Invalid) -> PyErr {
     let err = InvalidRecord::new_err(inv.to_string());
     let v = err.value(py);
     let set = || -> PyResult<()> {

@@ -34,3 +34,9 @@ def gpu_or_skip(call):
         if os.environ.get("CI") == "true":
             raise
         pytest.skip(f"no GPU adapter: {e}")
+
+
+def bits(a):
+    """A bfloat16 array's uint16 bits (what the CLI writes to an .npy); any
+    other array as it is."""
+    return a.view("<u2") if a.dtype.name == "bfloat16" else a

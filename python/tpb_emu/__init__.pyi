@@ -16,6 +16,13 @@ StreamLike = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", Any]
 Engine = Literal["pe", "act", "pool", "dve", "sp"]
 Arch = Literal["sunda", "cayman", "mariana"]
 BackendName = Literal["cpu", "gpu", "auto"]
+"""cpu: the CPU reference; gpu: any adapter (lavapipe included), NoGpuError
+without one; auto: a hardware GPU, else the CPU. A GPU is opened once per
+process, on first use, and shared by every call and thread."""
+PathLike = Union[str, "os.PathLike[str]"]
+Addr = Union[str, Tuple[Literal["sbuf", "psum"], int, int]]
+"""'sbuf:P:OFF', 'psum:P:OFF' (decimal or 0x hex), a hex ADDR4, or
+(region, partition, offset)."""
 Axes = Union[int, Sequence[int]]
 TensorSpec = Tuple[str, str, Tuple[int, ...]]
 """(name, dtype as the CLI names it, shape)."""
@@ -83,11 +90,18 @@ class Neff:
         inputs: Optional[Mapping[str, npt.ArrayLike]] = None,
         /,
         *,
-        backend: BackendName = "cpu",
+        backend: BackendName = "auto",
         max_work: Optional[int] = None,
+        timeline: Optional[PathLike] = None,
         **named: npt.ArrayLike,
     ) -> dict[str, np.ndarray]:
-        """Runs the model with every input by name; returns the outputs by name."""
+        """Runs the model with every input by name; returns the outputs by
+        name (bf16 as ml_dtypes.bfloat16 when importable, else uint16 bits).
+        timeline: where the run's Chrome trace-event timeline is written
+        (`run --timeline`). Ctrl-C stops the run (KeyboardInterrupt, no
+        outputs)."""
+    def info(self) -> dict[str, Any]:
+        """What `tpb-emu inspect --json` prints for this NEFF."""
 
 class Program:
     """A TOML manifest program, loaded as `tpb-emu run PROGRAM.toml` loads it."""
@@ -103,11 +117,29 @@ class Program:
         inputs: Optional[Mapping[str, npt.ArrayLike]] = None,
         /,
         *,
-        backend: BackendName = "cpu",
+        backend: BackendName = "auto",
         max_work: Optional[int] = None,
+        timeline: Optional[PathLike] = None,
         **named: npt.ArrayLike,
     ) -> dict[str, np.ndarray]:
         """Runs the program; an input given by name replaces the manifest's data."""
+
+class Device:
+    """SBUF and PSUM of one generation, kept across calls: write arrays,
+    run POOL streams, read arrays (`tpb-emu exec --load/--dump`)."""
+    def __init__(self, arch: Arch = "cayman", backend: BackendName = "auto") -> None: ...
+    @property
+    def arch(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    def write(self, addr: Addr, array: npt.ArrayLike) -> None:
+        """Writes the array at addr: axis 0 is lanes (exec --load)."""
+    def read(self, addr: Addr, dtype: str, shape: Union[int, Sequence[int], str]) -> np.ndarray:
+        """Reads shape elements of dtype (a SPEC text name: fp32, bf16, uint8, ...) at addr
+        (exec --dump ADDR:DTYPE:SHAPE)."""
+    def exec(self, stream: StreamLike, *, trace: bool = False, max_work: Optional[int] = None) -> list[str]:
+        """Validates and runs a POOL stream on this memory (tpb-emu exec);
+        returns the trace's lines with trace=True, else []."""
 
 @overload
 def pool(
@@ -123,7 +155,7 @@ def pool(
     count_include_pad: bool = False,
     return_indices: Literal[False] = False,
     dtype: Optional[Literal["bf16"]] = None,
-    backend: BackendName = "cpu",
+    backend: BackendName = "auto",
     max_work: Optional[int] = None,
 ) -> np.ndarray: ...
 @overload
@@ -140,6 +172,60 @@ def pool(
     count_include_pad: bool = False,
     return_indices: Literal[True],
     dtype: Optional[Literal["bf16"]] = None,
-    backend: BackendName = "cpu",
+    backend: BackendName = "auto",
     max_work: Optional[int] = None,
 ) -> Tuple[np.ndarray, np.ndarray]: ...
+
+Size = Union[int, Sequence[int]]
+
+@overload
+def max_pool1d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, return_indices: Literal[False] = False, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray: ...
+@overload
+def max_pool1d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, *, return_indices: Literal[True],
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]: ...
+@overload
+def max_pool2d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, return_indices: Literal[False] = False, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray: ...
+@overload
+def max_pool2d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, *, return_indices: Literal[True],
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]: ...
+@overload
+def max_pool3d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, return_indices: Literal[False] = False, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray: ...
+@overload
+def max_pool3d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               dilation: Size = 1, ceil_mode: bool = False, *, return_indices: Literal[True],
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]: ...
+def avg_pool1d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: None = None, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray:
+    """torch.nn.functional.avg_pool1d on the emulator (divisor_override is refused)."""
+def avg_pool2d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: None = None, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray:
+    """torch.nn.functional.avg_pool2d on the emulator (divisor_override is refused)."""
+def avg_pool3d(input: npt.ArrayLike, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: None = None, *,
+               dtype: Optional[Literal["bf16"]] = None, backend: BackendName = "auto",
+               max_work: Optional[int] = None) -> np.ndarray:
+    """torch.nn.functional.avg_pool3d on the emulator (divisor_override is refused)."""
+
+def to_png(array: npt.ArrayLike, path: PathLike, *,
+           cmap: Optional[Literal["viridis", "magma", "diverging"]] = "viridis",
+           normalize: Literal["channel", "global"] = "channel", argmax: bool = False) -> None:
+    """A PNG montage of the array's channel planes (tpb-emu viz); cmap=None
+    picks as the CLI does (diverging for negative data, else viridis)."""

@@ -25,12 +25,11 @@
 use super::backend::Backend;
 use super::{CliError, check_paths, named, png_bytes, read_stream, write_npy};
 use crate::device::gpu::BackendChoice;
-use crate::device::{DeviceMemory, ExecError, Program, Trace, check_runnable, run_program};
+use crate::device::{DeviceMemory, Trace};
 use crate::files::Outputs;
-use crate::isa::enums::Dtype;
-use crate::isa::tensor::{Addr4, Location, Region};
-use crate::isa::validate::{StreamInvalid, Target};
-use crate::limits::{Arch, PARTITIONS};
+use crate::isa::tensor::Location;
+use crate::limits::Arch;
+use crate::model::exec::{self as host, HostError, View};
 use crate::npy::read_npy;
 use std::io::Write;
 use std::path::PathBuf;
@@ -68,12 +67,8 @@ pub struct Load {
 /// A parsed `--dump`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dump {
-    /// Where lane 0's bytes come from.
-    pub at: Location,
-    /// The element type.
-    pub dtype: Dtype,
-    /// The array shape; axis 0 is lanes.
-    pub shape: Vec<u64>,
+    /// What is read: where, of which dtype, in which shape.
+    pub view: View,
     /// The `.npy` file to write.
     pub path: PathBuf,
 }
@@ -102,40 +97,23 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     check_paths(&inputs, &outputs)?;
     let bytes = read_stream(&args.file)?;
-    let program = match Program::from_stream(&bytes, Target::pool(args.arch)) {
-        Ok(p) => p,
-        Err(StreamInvalid::Invalid(inv)) => return Err(inv.into()),
-        Err(StreamInvalid::Malformed(source)) => {
-            return Err(CliError::Stream {
-                path: args.file.clone(),
-                source,
-            });
-        }
-    };
-    check_runnable(&program).map_err(exec_error)?;
     let budget = args.max_work.unwrap_or(crate::limits::DEFAULT_MAX_WORK);
-    let mut work = 0u64;
-    for v in program.records() {
-        let cost = crate::runtime::datapath_work(v);
-        work = work.saturating_add(cost);
-        if work > budget {
-            return Err(CliError::Exec(format!(
-                "pool stream, record at byte offset {}: it would take the work past the work \
-                 budget of {budget} elements ({} done before it, {cost} more; raise --max-work)",
-                v.offset(),
-                work - cost
-            )));
-        }
-    }
+    let program = host::program(&bytes, args.arch, budget).map_err(|e| match e {
+        HostError::Stream(source) => CliError::Stream {
+            path: args.file.clone(),
+            source,
+        },
+        e => host_error(e),
+    })?;
     let mut mem = DeviceMemory::new(args.arch);
     for d in &dumps {
-        mem.check(d.at, d.lanes(), d.lane_bytes())
+        d.view
+            .check(&mem)
             .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
     }
     for l in &loads {
         let npy = read_npy(&l.path)?;
-        let lanes = u32::try_from(npy.shape[0]).unwrap_or(u32::MAX);
-        mem.write(l.at, lanes, &npy.data)
+        host::load(&mut mem, l.at, &npy.shape, &npy.data)
             .map_err(|e| bad(format!("--load {}: {e}", l.path.display())))?;
     }
     let mut trace = WriteTrace {
@@ -145,27 +123,28 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let backend = Backend::open_for(args.backend, !program.records().is_empty())?;
     let mut exec = backend.executor(args.arch)?;
-    run_program(exec.as_mut(), &program, &mut mem, &mut trace).map_err(exec_error)?;
+    host::run(exec.as_mut(), &program, &mut mem, &mut trace).map_err(host_error)?;
     if let Some(e) = trace.err {
         return Err(CliError::Exec(format!("stdout: {e}")));
     }
     let mut outs = Outputs::new();
     let mut wrote = Vec::new();
     for d in &dumps {
-        let data = mem
-            .read(d.at, d.lanes(), d.lane_bytes())
+        let v = &d.view;
+        let data = v
+            .read(&mem)
             .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
-        write_npy(&mut outs, &d.path, d.dtype, &d.shape, &data)?;
+        write_npy(&mut outs, &d.path, v.dtype, &v.shape, &data)?;
         wrote.push(format!(
             "wrote {} ({} {:?})",
             d.path.display(),
-            d.dtype,
-            d.shape
+            v.dtype,
+            v.shape
         ));
         if let Some(dir) = &args.png {
             let png = png_path(dir, &d.path);
             let img =
-                crate::viz::raw_montage(d.dtype, &d.shape, &data, &crate::viz::Options::default())
+                crate::viz::raw_montage(v.dtype, &v.shape, &data, &crate::viz::Options::default())
                     .map_err(|e| CliError::Exec(format!("--png {}: {e}", png.display())))?;
             outs.write(&png, &png_bytes(&img, &png)?)?;
             wrote.push(format!("wrote {}", png.display()));
@@ -193,8 +172,14 @@ fn png_path(dir: &std::path::Path, npy: &std::path::Path) -> PathBuf {
     dir.join(stem).with_extension("png")
 }
 
-fn exec_error(e: ExecError) -> CliError {
-    CliError::Exec(e.to_string())
+/// The library's errors on the exit-code contract.
+fn host_error(e: HostError) -> CliError {
+    match e {
+        HostError::Usage(m) => CliError::Usage(m),
+        HostError::Stream(e) => CliError::BadInput(e.to_string()),
+        HostError::Invalid(inv) => CliError::Invalid(inv),
+        HostError::Exec(m) => CliError::Exec(m),
+    }
 }
 
 fn bad(msg: String) -> CliError {
@@ -227,75 +212,14 @@ fn usage(msg: String) -> CliError {
     CliError::Usage(msg)
 }
 
-/// A decimal or `0x`-hex u32.
-fn parse_u32(s: &str) -> Option<u32> {
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u32::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
-/// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex.
+/// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex ([`host::parse_addr`]).
 pub fn parse_addr(s: &str) -> Result<Location, CliError> {
-    let err = |why: &str| usage(format!("bad ADDR `{s}`: {why}"));
-    let mut parts = s.split(':');
-    let head = parts.next().unwrap_or_default();
-    let region = match head {
-        "sbuf" => Some(Region::Sbuf),
-        "psum" => Some(Region::Psum),
-        _ => None,
-    };
-    let Some(region) = region else {
-        if s.contains(':') {
-            return Err(err("expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4"));
-        }
-        let h = s
-            .strip_prefix("0x")
-            .or_else(|| s.strip_prefix("0X"))
-            .unwrap_or(s);
-        let a = u32::from_str_radix(h, 16).map_err(|_| err("not a hex ADDR4"))?;
-        let addr = Addr4(a);
-        if addr.has_mode_bits() {
-            return Err(err(
-                "register, indirect and shape-register addresses are not host addresses",
-            ));
-        }
-        return addr
-            .location()
-            .ok_or_else(|| err("in neither SBUF nor PSUM"));
-    };
-    let (Some(p), Some(o), None) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(err("expected sbuf:P:OFF or psum:P:OFF"));
-    };
-    let partition = parse_u32(p).ok_or_else(|| err("bad partition"))?;
-    let offset = parse_u32(o).ok_or_else(|| err("bad offset"))?;
-    if partition >= PARTITIONS {
-        return Err(err("partition must be < 128"));
-    }
-    Ok(Location {
-        region,
-        partition,
-        offset,
-    })
+    host::parse_addr(s).map_err(host_error)
 }
 
-/// `AxBxC` or `A,B,C`: at least one axis, every axis >= 1.
+/// `AxBxC` or `A,B,C` ([`host::parse_shape`]).
 pub fn parse_shape(s: &str) -> Result<Vec<u64>, CliError> {
-    let err = || {
-        usage(format!(
-            "bad SHAPE `{s}`: expected axes like 128x4x4, each >= 1"
-        ))
-    };
-    let shape = s
-        .split(['x', ','])
-        .map(|a| a.trim().parse::<u64>().ok().filter(|&n| n >= 1))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(err)?;
-    let total = shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
-    if shape.is_empty() || total.is_none_or(|t| t > u32::MAX as u64) {
-        return Err(err());
-    }
-    Ok(shape)
+    host::parse_shape(s).map_err(host_error)
 }
 
 /// `ADDR=in.npy`.
@@ -327,57 +251,30 @@ pub fn parse_dump(s: &str) -> Result<Dump, CliError> {
     if path.is_empty() {
         return Err(malformed());
     }
-    let dtype = Dtype::from_name(dtype)
-        .filter(|d| d.size().is_some())
+    let dtype = host::parse_dtype(dtype)
         .ok_or_else(|| usage(format!("bad --dump `{s}`: unknown DTYPE `{dtype}`")))?;
     Ok(Dump {
-        at: parse_addr(addr)?,
-        dtype,
-        shape: parse_shape(shape)?,
+        view: View {
+            at: parse_addr(addr)?,
+            dtype,
+            shape: parse_shape(shape)?,
+        },
         path: path.into(),
     })
-}
-
-impl Dump {
-    fn lanes(&self) -> u32 {
-        u32::try_from(self.shape[0]).unwrap_or(u32::MAX)
-    }
-    fn lane_bytes(&self) -> u64 {
-        let elems: u64 = self.shape[1..].iter().product();
-        elems * self.dtype.size().unwrap_or(1) as u64
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn addresses_parse() {
-        let l = parse_addr("psum:3:0x40").unwrap();
-        assert_eq!((l.region, l.partition, l.offset), (Region::Psum, 3, 0x40));
-        let l = parse_addr("0x00040010").unwrap();
-        assert_eq!((l.region, l.partition, l.offset), (Region::Sbuf, 1, 0x10));
-        for bad in [
-            "sbuf:128:0",
-            "sbuf:1",
-            "dram:0:0",
-            "0x80000000",
-            "0x2400000",
-            "sbuf:x:0",
-            "",
-        ] {
-            assert!(parse_addr(bad).is_err(), "{bad}");
-        }
-    }
+    use crate::isa::enums::Dtype;
 
     #[test]
     fn dumps_parse() {
         let d = parse_dump("sbuf:0:0x100:fp32:4x2x2=o=ut.npy").unwrap();
-        assert_eq!(d.shape, [4, 2, 2]);
-        assert_eq!(d.dtype, Dtype::FP32);
+        assert_eq!(d.view.shape, [4, 2, 2]);
+        assert_eq!(d.view.dtype, Dtype::FP32);
         assert_eq!(d.path, PathBuf::from("o=ut.npy"));
-        assert_eq!(d.lane_bytes(), 16);
+        assert_eq!(d.view.lane_bytes(), 16);
         assert!(parse_dump("sbuf:0:0:float32:4=o.npy").is_err());
         assert!(parse_dump("sbuf:0:0:fp32:4x0=o.npy").is_err());
         assert!(parse_dump("sbuf:0:0:fp32:=o.npy").is_err());

@@ -20,6 +20,7 @@
 mod archive;
 mod header;
 mod inflate;
+pub mod info;
 pub mod lower;
 mod model;
 pub mod pack;

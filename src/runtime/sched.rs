@@ -32,7 +32,7 @@ use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
 use std::borrow::Cow;
 use std::fmt;
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
 /// An engine that cannot go on: where it stands and what it waits for.
@@ -144,6 +144,12 @@ pub enum RunError {
     /// The backend failed completing deferred work.
     #[error(transparent)]
     Backend(#[from] crate::device::BackendError),
+    /// The progress callback stopped the run ([`Machine::run_controlled`]).
+    #[error("interrupted after {executed} records")]
+    Interrupted {
+        /// Records executed before it stopped.
+        executed: u64,
+    },
 }
 
 /// How often (in executed records) the progress callback runs.
@@ -423,6 +429,22 @@ impl Machine {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), RunError> {
+        self.run_controlled(exec, trace, &mut |n| {
+            progress(n);
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// [`Machine::run_with_progress`] where `progress` may stop the run
+    /// (a Ctrl-C in the Python bindings): [`ControlFlow::Break`] ends it
+    /// with [`RunError::Interrupted`], after the backend has finished and
+    /// handed memory back as after any other error.
+    pub fn run_controlled(
+        &mut self,
+        exec: &mut dyn Executor,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
+    ) -> Result<(), RunError> {
         let mut total = self.total_executed();
         // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
         self.begin(exec, total == 0)?;
@@ -452,8 +474,8 @@ impl Machine {
                         break Err(err);
                     }
                     total += 1;
-                    if total.is_multiple_of(PROGRESS_EVERY) {
-                        progress(total);
+                    if total.is_multiple_of(PROGRESS_EVERY) && progress(total).is_break() {
+                        break Err(RunError::Interrupted { executed: total });
                     }
                 }
                 None if self.finished() => break Ok(()),

@@ -509,7 +509,13 @@ pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
 /// elements are integers (drawn by value like floats; `tpb-emu viz --argmax`
 /// draws them as an argmax map).
 pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> {
-    let npy = read_npy(path)?;
+    Ok(values_of(&read_npy(path)?))
+}
+
+/// An array's shape, values as f32, and whether the elements are integers
+/// ([`read_values`] after reading; the Python bindings' `to_png` for an
+/// array in memory).
+pub fn values_of(npy: &crate::npy::Npy) -> (Vec<u64>, Vec<f32>, bool) {
     let tc = npy.kind;
     let e = npy.elem;
     let values = npy
@@ -527,7 +533,7 @@ pub fn read_values(path: &Path) -> Result<(Vec<u64>, Vec<f32>, bool), VizError> 
             }
         })
         .collect();
-    Ok((npy.shape, values, tc != ElemKind::Float))
+    (npy.shape.clone(), values, tc != ElemKind::Float)
 }
 
 /// A montage of a front-end tensor (widened to f32 by SPEC §6's load rule).
