@@ -16,11 +16,14 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
 fi
 CC=${CC:-cc}
 out=target/release
-cargo build --release -q -p tpb-emu-nrt
 # The system libraries the staticlib needs, as rustc lists them (--print native-static-libs).
-libs=$(cargo rustc --release -q -p tpb-emu-nrt --lib --crate-type staticlib -- \
-    --print native-static-libs 2>&1 | sed -n 's/.*native-static-libs: //p' | tail -n 1)
-if [ -z "$libs" ]; then
+# NRT_LINK_ONLY=1: relink the staticlib cargo already built (the tests, which run inside cargo).
+if [ "${NRT_LINK_ONLY:-0}" != 1 ]; then
+    cargo build --release -q -p tpb-emu-nrt
+    libs=$(cargo rustc --release -q -p tpb-emu-nrt --lib --crate-type staticlib -- \
+        --print native-static-libs 2>&1 | sed -n "s/.*native-static-libs: //p" | tail -n 1)
+fi
+if [ -z "${libs:-}" ]; then
     libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
 fi
 # shellcheck disable=SC2086
