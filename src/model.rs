@@ -171,14 +171,14 @@ impl Model {
     }
 
     /// [`Model::from_neff_bytes`] for the libnrt bindings (`nrt/`): a failure
-    /// also carries the Neuron runtime's status for it
+    /// is its message and the Neuron runtime's status for it
     /// ([`neff::NeffError::runtime_status`]: 10 for the version, feature and
     /// packager gates, 2 otherwise), which the message alone loses.
     pub fn from_neff_bytes_status(
         bytes: Vec<u8>,
         name: &str,
         opts: &LoadOptions,
-    ) -> Result<Model, (ModelError, u32)> {
+    ) -> Result<Model, (String, u32)> {
         let o = neff::Options {
             verify: opts.verify,
             strict: opts.strict,
@@ -194,7 +194,7 @@ impl Model {
             }),
             Err(e) => {
                 let status = e.runtime_status();
-                Err((ModelError::Load(format!("{name}: {e}")), status))
+                Err((format!("{name}: {e}"), status))
             }
         }
     }

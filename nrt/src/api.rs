@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
-use tpb_emu::files::HostBytes;
+use tpb_emu::files::{HostBytes, Input};
 use tpb_emu::model::{LoadOptions, ModelError, RunOptions};
 use tpb_emu::runtime::RunError;
 
@@ -51,14 +51,11 @@ const INFO_HEADER: usize = 8;
 
 /// The configuration of the current INIT period.
 fn config() -> Config {
-    state::lock(&state::CONFIG)
-        .clone()
-        .unwrap_or_else(|| Config {
-            backend: tpb_emu::device::gpu::BackendChoice::Auto,
-            dtype_abi: DtypeAbi::H28,
-            arch: None,
-            level: Level::Error,
-        })
+    state::lock(&state::CONFIG).clone().unwrap_or(Config {
+        backend: tpb_emu::device::gpu::BackendChoice::Auto,
+        dtype_abi: DtypeAbi::H28,
+        arch: None,
+    })
 }
 
 /// Writes `v` through `out` when it is not NULL; `Err(NRT_INVALID)` when it is.
@@ -1278,7 +1275,11 @@ fn execute(
         // the Arc keeps the storage alive.
         let bytes =
             unsafe { std::slice::from_raw_parts(b.storage.ptr().add(b.start), io.size) }.to_vec();
-        data.insert(io.name.clone(), bytes.into());
+        // Shared, not owned: the mapping onto the program clones inputs, and a shared
+        // clone is a reference count, not a copy of the bytes.
+        let len = bytes.len();
+        let shared = HostBytes::shared(Arc::new(Input::Read(bytes)), 0..len).ok_or(NRT_FAILURE)?;
+        data.insert(io.name.clone(), shared);
     }
     // Runs of one model are serialised; other models run concurrently.
     let _running = state::lock(&m.running);

@@ -13,10 +13,10 @@
 //! reader, gates and lowering as `tpb-emu inspect`/`run`); this crate only
 //! maps handles, bytes and statuses.
 
-pub mod api;
-pub mod state;
+mod api;
+mod state;
 pub mod status;
-pub mod stubs;
+mod stubs;
 
 use state::{Level, log};
 use status::{NRT_FAILURE, Status};

@@ -153,8 +153,6 @@ pub struct Config {
     pub dtype_abi: DtypeAbi,
     /// `TPB_EMU_ARCH`.
     pub arch: Option<Arch>,
-    /// The log level.
-    pub level: Level,
 }
 
 /// NRT-EC-4: `NEURON_RT_VISIBLE_CORES`' grammar (`m`, `m-n`, comma lists):
@@ -280,7 +278,6 @@ pub fn read_config() -> Result<Config, Status> {
         backend,
         dtype_abi,
         arch: env_arch(),
-        level,
     })
 }
 
