@@ -1271,14 +1271,20 @@ fn execute(
     let (ins, outs) = bind(&m, input_set, output_set)?;
     let mut data: HashMap<String, HostBytes> = HashMap::with_capacity(ins.len());
     for (b, io) in ins.iter().zip(&m.inputs) {
-        // SAFETY: the view holds at least `io.size` bytes from `start` (bind checked), and
-        // the Arc keeps the storage alive.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(b.storage.ptr().add(b.start), io.size) }.to_vec();
-        // Shared, not owned: the mapping onto the program clones inputs, and a shared
-        // clone is a reference count, not a copy of the bytes.
-        let len = bytes.len();
-        let shared = HostBytes::shared(Arc::new(Input::Read(bytes)), 0..len).ok_or(NRT_FAILURE)?;
+        let shared = match b.storage.shared_view(b.start, io.size) {
+            Some(v) => v,
+            None => {
+                // SAFETY: the view holds at least `io.size` bytes from `start` (bind checked),
+                // and the Arc keeps the storage alive.
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(b.storage.ptr().add(b.start), io.size) }
+                        .to_vec();
+                // Shared, not owned: the mapping onto the program clones inputs, and a shared
+                // clone is a reference count, not a copy of the bytes.
+                let len = bytes.len();
+                HostBytes::shared(Arc::new(Input::Read(bytes)), 0..len).ok_or(NRT_FAILURE)?
+            }
+        };
         data.insert(io.name.clone(), shared);
     }
     // Runs of one model are serialised; other models run concurrently.

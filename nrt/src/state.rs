@@ -321,8 +321,27 @@ pub fn backend(choice: BackendChoice) -> Result<&'static Backend, String> {
 pub struct Storage {
     ptr: NonNull<u8>,
     len: usize,
-    owned: Option<std::alloc::Layout>,
+    owned: Owned,
 }
+
+/// Who frees a storage's bytes.
+enum Owned {
+    /// The caller (an attached buffer).
+    No,
+    /// The allocator, with this layout.
+    Heap(std::alloc::Layout),
+    /// A shared mapping of this memory file (large tensors: a run maps the
+    /// same pages read-only as its input instead of copying them).
+    File {
+        /// The memory file.
+        file: std::fs::File,
+        /// The writable mapping `ptr` points into (unmapped on drop).
+        _map: memmap2::MmapMut,
+    },
+}
+
+/// Tensors of at least this many bytes live in a memory file.
+const FILE_BACKED: usize = 1 << 20;
 
 // SAFETY: the storage is plain bytes at a fixed address; every access through the
 // library goes through a live handle while the registry lock or a run holds an Arc,
@@ -335,14 +354,59 @@ impl Storage {
     /// `len` zero bytes, 64-byte aligned (at least one byte, so a size-0
     /// tensor still has a non-NULL address); `None` when memory is exhausted.
     pub fn zeroed(len: usize) -> Option<Storage> {
+        if len >= FILE_BACKED
+            && let Some(s) = Storage::file_backed(len)
+        {
+            return Some(s);
+        }
         let layout = std::alloc::Layout::from_size_align(len.max(1), 64).ok()?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         Some(Storage {
             ptr: NonNull::new(p)?,
             len,
-            owned: Some(layout),
+            owned: Owned::Heap(layout),
         })
+    }
+
+    /// `len` zero bytes in an anonymous memory file, mapped shared (page aligned).
+    fn file_backed(len: usize) -> Option<Storage> {
+        // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
+        let fd = unsafe { libc::memfd_create(c"tpb-emu-nrt-tensor".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: `fd` is a new descriptor that nothing else owns.
+        let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        file.set_len(len as u64).ok()?;
+        // SAFETY: the file is private to this storage; its size never changes while mapped.
+        let mut map = unsafe { memmap2::MmapOptions::new().len(len).map_mut(&file) }.ok()?;
+        Some(Storage {
+            ptr: NonNull::new(map.as_mut_ptr())?,
+            len,
+            owned: Owned::File { file, _map: map },
+        })
+    }
+
+    /// The view `[start, start + len)` as bytes a run may take without a
+    /// copy: a read-only mapping of the same pages, for a file-backed storage.
+    pub fn shared_view(&self, start: usize, len: usize) -> Option<tpb_emu::files::HostBytes> {
+        let Owned::File { file, .. } = &self.owned else {
+            return None;
+        };
+        let page = 4096;
+        let base = start / page * page;
+        // SAFETY: a read-only shared mapping of the storage's own memory file, inside its size.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(base as u64)
+                .len(start - base + len)
+                .populate()
+                .map(file)
+        }
+        .ok()?;
+        let input = std::sync::Arc::new(tpb_emu::files::Input::Mapped(map));
+        tpb_emu::files::HostBytes::shared(input, start - base..start - base + len)
     }
 
     /// The caller's buffer (`nrt_tensor_attach_buffer`); never freed here.
@@ -350,7 +414,7 @@ impl Storage {
         Storage {
             ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
             len,
-            owned: None,
+            owned: Owned::No,
         }
     }
 
@@ -367,7 +431,7 @@ impl Storage {
 
 impl Drop for Storage {
     fn drop(&mut self) {
-        if let Some(layout) = self.owned {
+        if let Owned::Heap(layout) = self.owned {
             // SAFETY: `ptr` came from `alloc_zeroed(layout)` and is freed once, here.
             unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
         }

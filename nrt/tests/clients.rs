@@ -195,6 +195,12 @@ fn the_c_client_matches_tpb_emu_run_on_the_cpu() {
         let d = tempfile::tempdir().unwrap();
         compare_with_cli(&neff, d.path(), &exe, "cpu");
     }
+    // An input of 1 MiB or more: tensors of that size live in a memory file that a run maps
+    // instead of copying (nrt/src/state.rs, FILE_BACKED).
+    let big = tempfile::tempdir().unwrap();
+    let neff = pooled(big.path(), [1, 16, 128, 130]);
+    let d = tempfile::tempdir().unwrap();
+    compare_with_cli(&neff, d.path(), &exe, "cpu");
 }
 
 #[test]
@@ -241,7 +247,8 @@ fn the_clients_are_clean_under_valgrind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let neff = packed(dir.path());
-    let pool = pooled(dir.path(), [1, 4, 9, 9]);
+    // 1 MiB or more: the memory-file storage and its read-only view of a run.
+    let pool = pooled(dir.path(), [1, 16, 128, 130]);
     let run_neff = compile("run_neff", dir.path());
     let checklist = compile("checklist", dir.path());
     let vg = |exe: &Path, args: &[&Path]| {
