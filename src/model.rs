@@ -171,6 +171,63 @@ impl Model {
         Model::read_neff(bytes, name, opts)
     }
 
+    /// [`Model::from_neff_bytes`] for the libnrt bindings (`nrt/`): a failure
+    /// is its message and the Neuron runtime's status for it
+    /// ([`neff::NeffError::runtime_status`]: 10 for the version, feature and
+    /// packager gates, 2 otherwise), which the message alone loses.
+    pub fn from_neff_bytes_status(
+        bytes: Vec<u8>,
+        name: &str,
+        opts: &LoadOptions,
+    ) -> Result<Model, (String, u32)> {
+        let o = neff::Options {
+            verify: opts.verify,
+            strict: opts.strict,
+            arch: opts.arch,
+            path: name.to_string(),
+            ..neff::Options::default()
+        };
+        match neff::read_owned(bytes, &o) {
+            Ok(n) => Ok(Model {
+                source: name.to_string(),
+                kind: Kind::Neff(Box::new(n)),
+                files: Vec::new(),
+            }),
+            Err(e) => {
+                let status = e.runtime_status();
+                Err((format!("{name}: {e}"), status))
+            }
+        }
+    }
+
+    /// Maps and stages the program with every input zero: the lowering and
+    /// validation a run does before its first record (SPEC-NEFF §6 step 14
+    /// without the run), so that a loader (`nrt_load`) rejects a program
+    /// it could never run before any input is given.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        match &self.kind {
+            Kind::Neff(n) => {
+                let mapped =
+                    crate::neff::lower::program(n, &HashMap::new()).map_err(|e| match e {
+                        crate::neff::lower::MapError::Load(m) => ModelError::Load(m),
+                        crate::neff::lower::MapError::Rejected(r) => {
+                            ModelError::Invalid(r.to_string())
+                        }
+                    })?;
+                stage(&mapped.program)
+                    .map(drop)
+                    .map_err(|e| neff_stage_error(e, &mapped.streams))
+            }
+            Kind::Manifest(p) => stage(p).map(drop).map_err(|e| {
+                if e.is_bad_input() {
+                    ModelError::Load(format!("{}: {e}", self.source))
+                } else {
+                    ModelError::Invalid(e.to_string())
+                }
+            }),
+        }
+    }
+
     fn read_neff<B>(bytes: B, name: &str, opts: &LoadOptions) -> Result<Model, ModelError>
     where
         B: AsRef<[u8]> + Send + Sync + 'static,

@@ -1,0 +1,343 @@
+//! The built `libnrt.so.1` through C clients compiled with the system `cc`
+//! against `nrt/include` only: the developer guide's flow on a `pool2d
+//! --emit-neff` NEFF and a `pack` NEFF, compared byte for byte with `tpb-emu
+//! run` (CPU, and lavapipe when present), the §9 checklist, valgrind, and
+//! the exports' symbol versions.
+//!
+//! Needs `scripts/build-libnrt.sh` and `target/release/tpb-emu` built first
+//! (cargo cannot be run from inside `cargo test`); a staticlib newer than
+//! the shared object is relinked (`NRT_LINK_ONLY=1`). With `CI=true`, a
+//! missing valgrind or lavapipe fails instead of skipping.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use tpb_emu::isa::enums::Dtype;
+use tpb_emu::model::{LoadOptions, Model};
+use tpb_emu::npy::{read_npy, write_npy};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn release() -> PathBuf {
+    root().join("target/release")
+}
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The library, relinked when the staticlib is newer.
+fn library() -> PathBuf {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let so = release().join("libnrt.so.1");
+        let a = release().join("libtpb_emu_nrt.a");
+        let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        assert!(
+            so.exists(),
+            "{} is missing: run scripts/build-libnrt.sh first",
+            so.display()
+        );
+        if let (Some(s), Some(x)) = (mtime(&so), mtime(&a))
+            && x > s
+        {
+            let o = Command::new(root().join("scripts/build-libnrt.sh"))
+                .env("NRT_LINK_ONLY", "1")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+    });
+    release()
+}
+
+fn tpb() -> PathBuf {
+    let p = release().join("tpb-emu");
+    assert!(
+        p.exists(),
+        "{} is missing: cargo build --release --bin tpb-emu",
+        p.display()
+    );
+    p
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let o = cmd.output().expect("the command starts");
+    assert!(
+        o.status.success(),
+        "{cmd:?}: {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// Compiles `nrt/tests/c/<name>.c` against the project's header and the library.
+fn compile(name: &str, dir: &Path) -> PathBuf {
+    let exe = dir.join(name);
+    let src = root().join(format!("nrt/tests/c/{name}.c"));
+    run(Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
+        .arg(root().join("nrt/include"))
+        .arg(&src)
+        .arg("-L")
+        .arg(library())
+        .args(["-lnrt", "-o"])
+        .arg(&exe));
+    exe
+}
+
+/// A client run with the library on the loader's path.
+fn client(exe: &Path, backend: &str) -> Command {
+    let mut c = Command::new(exe);
+    c.env("LD_LIBRARY_PATH", library())
+        .env("TPB_EMU_BACKEND", backend);
+    c
+}
+
+/// The NEFF `tpb-emu pack examples/program/program.toml` writes.
+fn packed(dir: &Path) -> PathBuf {
+    let p = dir.join("packed.neff");
+    run(Command::new(tpb())
+        .current_dir(root())
+        .arg("pack")
+        .arg("examples/program/program.toml")
+        .arg("-o")
+        .arg(&p));
+    p
+}
+
+/// A `pool2d --emit-neff` NEFF of an fp32 `shape` map (3x3 max pool, stride 2),
+/// with a deterministic input.
+fn pooled(dir: &Path, shape: [u64; 4]) -> PathBuf {
+    let x = dir.join("pool_x.npy");
+    let n: u64 = shape.iter().product();
+    let data: Vec<u8> = (0..n)
+        .flat_map(|i| ((i * 37 % 1009) as f32 * 0.25 - 120.0).to_le_bytes())
+        .collect();
+    write_npy(&x, Dtype::FP32, &shape, &data).unwrap();
+    let p = dir.join("pool.neff");
+    run(Command::new(tpb())
+        .args([
+            "pool2d", "--mode", "max", "--kernel", "3,3", "--stride", "2,2",
+        ])
+        .arg("--input")
+        .arg(&x)
+        .arg("--output")
+        .arg(dir.join("pool_y.npy"))
+        .args(["--backend", "cpu", "--emit-neff"])
+        .arg(&p));
+    p
+}
+
+/// Writes every input of `neff` as `DIR/<name>.in` (raw) and `.npy`, runs
+/// `tpb-emu run` on `backend`, runs the C client, and compares each output.
+fn compare_with_cli(neff: &Path, dir: &Path, exe: &Path, backend: &str) {
+    let model = Model::open(neff, &LoadOptions::default()).unwrap();
+    let mut cmd = Command::new(tpb());
+    cmd.arg("run").arg(neff);
+    for (k, t) in model.inputs().iter().enumerate() {
+        let data: Vec<u8> = (0..t.bytes)
+            .map(|i| (i.wrapping_mul(2654435761).wrapping_add(k as u64) >> 7) as u8)
+            .collect();
+        // Keep float inputs finite and ordinary: byte 3 of each fp32 in 0x3C..0x43.
+        let data: Vec<u8> = if t.dtype == Dtype::FP32 {
+            data.chunks(4)
+                .flat_map(|c| {
+                    let v = (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) % 20000) as f32 - 10000.0;
+                    (v / 64.0).to_le_bytes()
+                })
+                .collect()
+        } else {
+            data
+        };
+        std::fs::write(dir.join(format!("{}.in", t.name)), &data).unwrap();
+        let npy = dir.join(format!("{}.npy", t.name));
+        write_npy(&npy, t.dtype, &t.shape, &data).unwrap();
+        cmd.arg("--input")
+            .arg(format!("{}={}", t.name, npy.display()));
+    }
+    let out = dir.join("cli");
+    run(cmd.arg("--out").arg(&out).args(["--backend", backend]));
+    let o = run(client(exe, backend).arg(neff).arg(dir));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("ok\n"));
+    for t in model.outputs() {
+        let want = read_npy(&out.join(format!("{}.npy", t.name))).unwrap();
+        let got = std::fs::read(dir.join(format!("{}.out", t.name))).unwrap();
+        assert_eq!(got.len() as u64, t.bytes, "{}", t.name);
+        assert!(
+            want.data == got,
+            "{}: output {} differs from tpb-emu run ({backend})",
+            neff.display(),
+            t.name
+        );
+    }
+}
+
+fn have_lavapipe() -> bool {
+    std::fs::read_dir("/usr/share/vulkan/icd.d").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd"))
+    })
+}
+
+#[test]
+fn the_c_client_matches_tpb_emu_run_on_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("run_neff", dir.path());
+    for neff in [packed(dir.path()), pooled(dir.path(), [1, 8, 13, 11])] {
+        let d = tempfile::tempdir().unwrap();
+        compare_with_cli(&neff, d.path(), &exe, "cpu");
+    }
+    // An input of 1 MiB or more: tensors of that size live in a memory file that a run maps
+    // instead of copying (nrt/src/state.rs, FILE_BACKED).
+    let big = tempfile::tempdir().unwrap();
+    let neff = pooled(big.path(), [1, 16, 128, 130]);
+    let d = tempfile::tempdir().unwrap();
+    compare_with_cli(&neff, d.path(), &exe, "cpu");
+}
+
+#[test]
+fn the_c_client_matches_tpb_emu_run_on_lavapipe() {
+    if !have_lavapipe() {
+        assert!(!ci(), "CI=true and no lavapipe");
+        eprintln!("skipped: no lavapipe");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("run_neff", dir.path());
+    for neff in [packed(dir.path()), pooled(dir.path(), [1, 8, 13, 11])] {
+        let d = tempfile::tempdir().unwrap();
+        compare_with_cli(&neff, d.path(), &exe, "gpu");
+    }
+}
+
+#[test]
+fn the_checklist_table_passes_in_both_dtype_numberings() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("checklist", dir.path());
+    let neff = packed(dir.path());
+    for abi in [None, Some("legacy")] {
+        let mut c = client(&exe, "cpu");
+        if let Some(a) = abi {
+            c.env("TPB_EMU_NRT_DTYPE_ABI", a);
+        }
+        let o = run(c.arg(&neff));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(" 0 failed"), "{text}");
+        // Nothing but the library's log lines on stderr (NRT-60: never stdout).
+        for line in String::from_utf8_lossy(&o.stderr).lines() {
+            assert!(line.starts_with("tpb-emu libnrt "), "stray stderr: {line}");
+        }
+    }
+}
+
+#[test]
+fn the_clients_are_clean_under_valgrind() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        assert!(!ci(), "CI=true and no valgrind");
+        eprintln!("skipped: no valgrind");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let neff = packed(dir.path());
+    // 1 MiB or more: the memory-file storage and its read-only view of a run.
+    let pool = pooled(dir.path(), [1, 16, 128, 130]);
+    let run_neff = compile("run_neff", dir.path());
+    let checklist = compile("checklist", dir.path());
+    let vg = |exe: &Path, args: &[&Path]| {
+        let mut c = Command::new("valgrind");
+        c.args([
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--show-leak-kinds=definite",
+            "-q",
+        ])
+        .arg(exe)
+        .args(args)
+        .env("LD_LIBRARY_PATH", library())
+        .env("TPB_EMU_BACKEND", "cpu");
+        c
+    };
+    for n in [&neff, &pool] {
+        let d = tempfile::tempdir().unwrap();
+        let model = Model::open(n, &LoadOptions::default()).unwrap();
+        for t in model.inputs() {
+            std::fs::write(
+                d.path().join(format!("{}.in", t.name)),
+                vec![0x3fu8; t.bytes as usize],
+            )
+            .unwrap();
+        }
+        run(&mut vg(&run_neff, &[n.as_path(), d.path()]));
+    }
+    run(&mut vg(&checklist, &[neff.as_path()]));
+}
+
+#[test]
+fn exports_carry_libnrt_symbol_versions_and_match_the_header() {
+    let so = library().join("libnrt.so.1");
+    let o = run(Command::new("readelf").arg("-d").arg(&so));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Library soname: [libnrt.so.1]"));
+    let o = run(Command::new("readelf").arg("-V").arg(&so));
+    let v = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        v.contains("Name: NRT_2.0.0") && v.contains("Name: NRT_3.0.0"),
+        "{v}"
+    );
+    assert!(v.contains("Parent 1: NRT_2.0.0"), "{v}");
+    let o = run(Command::new("nm")
+        .args(["-D", "--defined-only", "--with-symbol-versions"])
+        .arg(&so));
+    let mut exported = Vec::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let mut f = line.split_whitespace();
+        let (_, kind, sym) = (f.next(), f.next().unwrap(), f.next().unwrap());
+        if kind == "A" {
+            assert!(sym.starts_with("NRT_"), "{line}");
+            continue;
+        }
+        let (name, ver) = sym
+            .split_once("@@")
+            .unwrap_or_else(|| panic!("unversioned: {line}"));
+        let want = if name.starts_with("nrta_") {
+            "NRT_3.0.0"
+        } else {
+            "NRT_2.0.0"
+        };
+        assert!(
+            ["nrt_", "nrta_", "nec_"]
+                .iter()
+                .any(|p| name.starts_with(p)),
+            "{line}"
+        );
+        assert_eq!(ver, want, "{line}");
+        exported.push(name.to_string());
+    }
+    // The header declares exactly the exported functions.
+    let mut declared = Vec::new();
+    for h in ["nrt.h", "nrt_status.h", "nrt_version.h"] {
+        let text = std::fs::read_to_string(root().join("nrt/include/nrt").join(h)).unwrap();
+        for line in text.lines() {
+            if line.starts_with(' ') || line.starts_with('#') || line.starts_with('/') {
+                continue;
+            }
+            if let Some(i) = line.find('(') {
+                let name = line[..i].rsplit([' ', '*']).next().unwrap();
+                if name.starts_with("nrt") {
+                    declared.push(name.to_string());
+                }
+            }
+        }
+    }
+    exported.sort();
+    declared.sort();
+    assert_eq!(exported, declared);
+}
