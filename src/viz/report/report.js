@@ -243,9 +243,9 @@
     for (var j = p.size - 1; j >= 0; j--) { hex += ("0" + v.getUint8(o + j).toString(16)).slice(-2); }
     var val;
     switch (t) {
-      case "fp32": case "fp32r": val = v.getFloat32(o, true); break;
-      case "fp16": val = half(v.getUint16(o, true)); break;
-      case "bf16": { var dv = new DataView(new ArrayBuffer(4)); dv.setUint32(0, v.getUint16(o, true) << 16 >>> 0); val = dv.getFloat32(0); break; }
+      case "fp32": case "fp32r": val = short32(v.getFloat32(o, true)); break;
+      case "fp16": val = short32(half(v.getUint16(o, true))); break;
+      case "bf16": { var dv = new DataView(new ArrayBuffer(4)); dv.setUint32(0, v.getUint16(o, true) << 16 >>> 0); val = short32(dv.getFloat32(0)); break; }
       case "int8": val = v.getInt8(o); break;
       case "uint8": val = v.getUint8(o); break;
       case "int16": val = v.getInt16(o, true); break;
@@ -257,6 +257,15 @@
       default: val = "(no decoding in the page)";
     }
     return String(val) + " (bits 0x" + hex + ")";
+  }
+  // The shortest decimal that reads back as the same f32 (as Rust prints it).
+  function short32(x) {
+    if (!isFinite(x)) { return String(x); }
+    for (var p = 1; p < 10; p++) {
+      var t = x.toPrecision(p);
+      if (Math.fround(Number(t)) === x) { return String(Number(t)); }
+    }
+    return String(x);
   }
   function half(h) {
     var s = h >> 15 ? -1 : 1, e = (h >> 10) & 31, f = h & 1023;
@@ -279,14 +288,19 @@
       return;
     }
     var y = ey * p.stride, x = ex * p.stride;
-    var flat = plane * p.h * p.w + y * p.w + x;
+    show(fig, p, plane * p.h * p.w + y * p.w + x);
+  }
+
+  // What element `flat` (C order) of picture `p` is: index, value, provenance.
+  function show(fig, p, flat) {
+    var out = fig.querySelector(".pick");
     var idx = [], rest = flat;
     for (var a = p.shape.length - 1; a >= 0; a--) { idx.unshift(rest % p.shape[a]); rest = Math.floor(rest / p.shape[a]); }
     var elem = p.name + "[" + idx.join(",") + "]";
     var value = decode(p, flat);
     var html = "<b>" + esc(elem) + "</b> (flat index " + flat + ")<br>value: ";
     if (value !== null) {
-      html += "<code>" + esc(value) + "</code>";
+      html += "<code class=\"value\">" + esc(value) + "</code>";
     } else {
       var file = D.output_files[p.name];
       html += "not embedded in this report (over its budget)" + (file ?
@@ -308,6 +322,24 @@
 
   D.engines.forEach(function (e, ei) { if (e.offset.length) { makeTable(e, ei); } });
   buildTimeline();
+
+  // A link may open the page with a record selected and an element shown:
+  // #select=pool:0&pick=y_avg:0,1 (the tests and docs' screenshots use it).
+  location.hash.slice(1).split("&").forEach(function (part) {
+    var kv = part.split("="), v = decodeURIComponent(kv[1] || "");
+    if (kv[0] === "select" && v.indexOf(":") > 0) {
+      select(v.split(":")[0], Number(v.split(":")[1]), true);
+    } else if (kv[0] === "pick" && v.indexOf(":") > 0) {
+      var name = v.split(":")[0], idx = v.split(":")[1].split(",").map(Number);
+      for (var f = 0; f < figs.length; f++) {
+        var p = D.pictures[Number(figs[f].getAttribute("data-var"))];
+        if (p.name !== name || idx.length !== p.shape.length) { continue; }
+        var flat = 0;
+        for (var a = 0; a < idx.length; a++) { flat = flat * p.shape[a] + idx[a]; }
+        show(figs[f], p, flat);
+      }
+    }
+  });
   $("status").textContent = "ready";
   $("tti").textContent = "(interactive " + Math.round(performance.now()) + " ms after navigation)";
   $("tti").setAttribute("data-ms", String(Math.round(performance.now())));
