@@ -298,6 +298,10 @@ enum Command {
         /// (see docs/timeline.md).
         #[arg(long, value_name = "FILE.json")]
         timeline: Option<PathBuf>,
+        /// Also write a self-contained HTML report of the run (summary, timeline, records,
+        /// pictures; see docs/debugging.md).
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
     },
 }
 
@@ -326,8 +330,11 @@ impl Command {
                 std(&a.output)
                     || a.indices.as_ref().is_some_and(std)
                     || a.emit_neff.as_ref().is_some_and(std)
+                    || a.report.as_ref().is_some_and(std)
             }
-            Command::Run { timeline, .. } => timeline.as_ref().is_some_and(std),
+            Command::Run {
+                timeline, report, ..
+            } => timeline.as_ref().is_some_and(std) || report.as_ref().is_some_and(std),
             Command::Exec { dump, .. } => dump.iter().any(|d| {
                 d.rsplit_once('=')
                     .is_some_and(|(_, f)| std(&PathBuf::from(f)))
@@ -491,6 +498,7 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
             png,
             max_work,
             timeline,
+            report,
         } => {
             let args = cli::run::RunArgs {
                 manifest,
@@ -505,6 +513,7 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
                 max_work,
                 png,
                 timeline,
+                report,
             };
             cli::run::run(&args, &mut out)
         }

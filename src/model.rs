@@ -497,6 +497,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The bytes variable `name` starts the run with (an input's as given;
+    /// zeros for the others), or `None` when there is no such variable.
+    pub fn initial(&self, name: &str) -> Option<&[u8]> {
+        let (_, base, len) = self.staged.layout().find(|(n, ..)| *n == name)?;
+        self.staged.dram_init.get(base, base + len)
+    }
+
     /// Runs it on `exec` within `opts`' budgets, with a trace of every
     /// record and a progress callback (records executed so far).
     pub fn run(

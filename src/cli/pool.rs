@@ -21,7 +21,8 @@
 //! output is a usage error (exit 2); parameters that do not fit the input
 //! (a padding over half the kernel, a dilated window whose taps all fall in
 //! the padding) are bad input (exit 4). The outputs
-//! appear only when the whole command has succeeded.
+//! appear only when the whole command has succeeded. `--report FILE.html`
+//! also writes the run report of the compiled program ([`crate::viz::report`]).
 
 use super::backend::Backend;
 use super::{CliError, check_paths, named, npy_bytes, png_bytes, write_npy};
@@ -134,6 +135,9 @@ pub struct PoolArgs {
     /// Stop with exit 1 once the program would move or fold more elements than this.
     #[arg(long, default_value_t = crate::limits::DEFAULT_MAX_WORK)]
     pub max_work: u64,
+    /// Also write a self-contained HTML report of the run (docs/debugging.md).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 fn bad(s: String) -> CliError {
@@ -222,7 +226,39 @@ fn planned_outputs(a: &PoolArgs) -> Vec<(String, PathBuf)> {
             o.push(named("--png", &dir.join(n)));
         }
     }
+    if let Some(r) = &a.report {
+        o.push(named("--report", r));
+    }
     o
+}
+
+/// Runs `compiled` as [`frontend::Compiled::run_owned`] does, with the
+/// timeline's slices recorded, and returns the machine too (for the report).
+fn run_recorded(
+    mut compiled: frontend::Compiled,
+    exec: &mut dyn crate::device::Executor,
+    max_work: u64,
+) -> Result<(frontend::PoolOutput, crate::runtime::Machine), CliError> {
+    let err = |e: String| CliError::Exec(e);
+    let program = std::mem::take(&mut compiled.program);
+    let staged = crate::runtime::stage_owned(program).map_err(|e| err(e.to_string()))?;
+    let mut m = crate::runtime::Machine::from_owned(staged);
+    m.set_max_work(max_work);
+    m.set_dram_only(true);
+    m.record_timeline(true);
+    m.run(exec, &mut crate::device::NoTrace)
+        .map_err(|e| err(e.to_string()))?;
+    let output = frontend::Tensor {
+        dtype: compiled.dtype,
+        shape: compiled.plan.out_shape(),
+        data: m.variable("y").unwrap_or_default().to_vec().into(),
+    };
+    let indices = compiled
+        .plan
+        .params
+        .return_indices
+        .then(|| compiled.indices(m.variable("argmax").unwrap_or_default()));
+    Ok((frontend::PoolOutput { output, indices }, m))
 }
 
 /// Runs `pool2d`.
@@ -248,6 +284,23 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
     // The input's bytes move into the program (and on into device DRAM);
     // only the input picture needs them afterwards.
     let x_png = a.png.as_ref().map(|_| x.clone());
+    // The report's picture of the input, drawn before the input moves.
+    let mut value_budget = viz::report::VALUE_BUDGET;
+    let mut pictures = Vec::new();
+    if a.report.is_some() {
+        pictures.push(
+            viz::report::Picture::new(
+                "x",
+                viz::report::Role::Input,
+                x.dtype,
+                &x.shape,
+                &x.data,
+                &mut value_budget,
+            )
+            .map_err(|e| CliError::Exec(format!("--report: x: {e}")))?,
+        );
+    }
+    let stage_s = start.elapsed().as_secs_f64();
     let compiled =
         frontend::compile_owned(&p, x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
     let mut written = Vec::new();
@@ -284,9 +337,15 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let three_d = compiled.plan.three_d;
     let plan = compiled.plan.clone();
     let t = Instant::now();
-    let result = compiled
-        .run_owned(exec.as_mut(), a.max_work)
-        .map_err(|e| CliError::Exec(e.to_string()))?;
+    let (result, machine) = if a.report.is_some() {
+        let (r, m) = run_recorded(compiled, exec.as_mut(), a.max_work)?;
+        (r, Some(m))
+    } else {
+        let r = compiled
+            .run_owned(exec.as_mut(), a.max_work)
+            .map_err(|e| CliError::Exec(e.to_string()))?;
+        (r, None)
+    };
     let run_s = t.elapsed().as_secs_f64();
     let y = &result.output;
     write_npy(&mut outs, &a.output, y.dtype, &y.shape, &y.data)?;
@@ -307,6 +366,37 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let img = viz::indices_map(&plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
             png(&img, dir, "indices.png", &mut outs, &mut written)?;
         }
+    }
+    if let (Some(path), Some(m)) = (&a.report, &machine) {
+        pictures.push(
+            viz::report::Picture::new(
+                "y",
+                viz::report::Role::Output,
+                y.dtype,
+                &y.shape,
+                &y.data,
+                &mut value_budget,
+            )
+            .map_err(|e| CliError::Exec(format!("--report: y: {e}")))?,
+        );
+        let summary = viz::report::Summary {
+            source: format!("tpb-emu pool --input {}", a.input.display()),
+            command: super::run::command_line(),
+            backend: backend.describe(),
+            stage_s,
+            run_s,
+            wall_s: start.elapsed().as_secs_f64(),
+            exit: 0,
+            message: "ok (a failing run writes no report: README, output policy)".into(),
+            warnings: Vec::new(),
+            output_files: vec![("y".into(), a.output.display().to_string())],
+        };
+        outs.write_with(path, &mut |w| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+            viz::report::write_report(&summary, m, &pictures, &mut w)?;
+            w.flush()
+        })?;
+        written.push(path.clone());
     }
     outs.commit()?;
     let w = |out: &mut dyn Write, s: String| {

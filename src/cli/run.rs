@@ -27,6 +27,10 @@
 //! `--json` the summary's `engines` gives each engine's records and virtual
 //! busy and waiting cycles (TL-1), with or without it (the recorder is
 //! attached only for `--json` or `--timeline`).
+//! `--report FILE.html` also writes the run report, one self-contained HTML
+//! page ([`crate::viz::report`], docs/debugging.md). Like every output it is
+//! written only when the whole command succeeds: a run that fails (exit 1,
+//! 3, 4, …) leaves no report, so the report's exit status is always 0.
 
 use super::backend::Backend;
 use super::neff::NeffFlags;
@@ -77,6 +81,8 @@ pub struct RunArgs {
     pub png: Option<PathBuf>,
     /// Where the run's timeline is written (Chrome trace-event JSON).
     pub timeline: Option<PathBuf>,
+    /// Where the run report is written (self-contained HTML).
+    pub report: Option<PathBuf>,
 }
 
 impl Default for RunArgs {
@@ -94,6 +100,7 @@ impl Default for RunArgs {
             max_work: crate::limits::DEFAULT_MAX_WORK,
             png: None,
             timeline: None,
+            report: None,
         }
     }
 }
@@ -130,6 +137,9 @@ pub struct Summary {
     /// The timeline written with `--timeline`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<String>,
+    /// The report written with `--report`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
 }
 
 /// Records executed per engine.
@@ -242,6 +252,21 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let prepared = model.prepare(&data)?;
     drop(data);
+    // The inputs' pictures, as the run starts (the run may change DRAM).
+    let mut value_budget = viz::report::VALUE_BUDGET;
+    let mut pictures = Vec::new();
+    if args.report.is_some() {
+        for t in model.inputs() {
+            if let Some(bytes) = prepared.initial(&t.name) {
+                pictures.push(report_picture(
+                    &t,
+                    viz::report::Role::Input,
+                    bytes,
+                    &mut value_budget,
+                )?);
+            }
+        }
+    }
     let stage_s = start.elapsed();
     let backend = Backend::open_for(args.backend, model.needs_device())?;
     let mut exec = backend.executor(model.arch())?;
@@ -253,8 +278,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let opts = RunOptions {
         max_records: args.max_records,
         max_work: args.max_work,
-        totals: args.json || args.timeline.is_some(),
-        slices: args.timeline.is_some(),
+        totals: args.json || args.timeline.is_some() || args.report.is_some(),
+        slices: args.timeline.is_some() || args.report.is_some(),
     };
     let run_start = Instant::now();
     let mut bar = Progress::new(!args.trace);
@@ -269,6 +294,36 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut outs = Outputs::new();
     let outputs = write_outputs(&finished, args, &mut outs)?;
     write_timeline(machine, args.timeline.as_deref(), &mut outs)?;
+    if let Some(path) = &args.report {
+        for (t, data) in finished.outputs() {
+            pictures.push(report_picture(
+                t,
+                viz::report::Role::Output,
+                data,
+                &mut value_budget,
+            )?);
+        }
+        let summary = viz::report::Summary {
+            source: args.manifest.display().to_string(),
+            command: command_line(),
+            backend: backend.describe(),
+            stage_s: stage_s.as_secs_f64(),
+            run_s: run_s.as_secs_f64(),
+            wall_s: start.elapsed().as_secs_f64(),
+            exit: 0,
+            message: "ok (a failing run writes no report: README, output policy)".into(),
+            warnings: model.warnings().to_vec(),
+            output_files: outputs
+                .iter()
+                .map(|o| (o.name.clone(), o.path.clone()))
+                .collect(),
+        };
+        outs.write_with(path, &mut |w| {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+            viz::report::write_report(&summary, machine, &pictures, &mut w)?;
+            w.flush()
+        })?;
+    }
     outs.commit()?;
     let ex = machine.executed();
     let source = args.manifest.display().to_string();
@@ -292,6 +347,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         wall_s: start.elapsed().as_secs_f64(),
         outputs,
         timeline: args.timeline.as_ref().map(|p| p.display().to_string()),
+        report: args.report.as_ref().map(|p| p.display().to_string()),
     };
     print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }
@@ -332,7 +388,26 @@ fn planned_outputs(model: &Model, args: &RunArgs) -> Vec<(String, PathBuf)> {
     if let Some(t) = &args.timeline {
         outputs.push(named("--timeline", t));
     }
+    if let Some(r) = &args.report {
+        outputs.push(named("--report", r));
+    }
     outputs
+}
+
+/// A variable's picture for the report.
+pub fn report_picture(
+    t: &crate::model::TensorInfo,
+    role: viz::report::Role,
+    bytes: &[u8],
+    budget: &mut usize,
+) -> Result<viz::report::Picture, CliError> {
+    viz::report::Picture::new(&t.name, role, t.dtype, &t.shape, bytes, budget)
+        .map_err(|e| CliError::Exec(format!("--report: {}: {e}", t.name)))
+}
+
+/// The command line as typed (for the report's summary).
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// Writes every output as `<out>/<name>.npy` (and its picture) into `outs`.
@@ -405,6 +480,9 @@ fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Resul
             "wrote {t} (timeline: {} virtual cycles, an estimate: TL-1)",
             s.virtual_cycles
         )?;
+    }
+    if let Some(r) = &s.report {
+        writeln!(out, "wrote {r} (report)")?;
     }
     Ok(())
 }

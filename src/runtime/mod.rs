@@ -34,7 +34,7 @@ mod program;
 pub mod samples;
 mod sched;
 mod stage;
-mod staged;
+pub(crate) mod staged;
 pub mod timeline;
 
 pub use dma::FootprintFault;

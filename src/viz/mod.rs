@@ -19,6 +19,7 @@
 //! picture says how many were ([`planes_note`]).
 
 mod footprint;
+pub mod report;
 pub mod timeline;
 
 pub use footprint::{
@@ -258,6 +259,44 @@ impl Grid {
             GAP + rows * (self.cell_h + GAP),
             BACKGROUND,
         )
+    }
+}
+
+/// Where [`montage`] draws the planes of `p`: what a viewer needs to turn a
+/// pixel back into a plane and an element (the run report's pictures).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MontageGeometry {
+    /// Planes per row of the grid.
+    pub cols: u32,
+    /// Pixels per element, across and down.
+    pub sx: u32,
+    /// Pixels per element down.
+    pub sy: u32,
+    /// A cell's width and height (its label strip included).
+    pub cell_w: u32,
+    /// See `cell_w`.
+    pub cell_h: u32,
+    /// Pixels between cells ([`GAP`]) and a label strip's height ([`LABEL_H`]).
+    pub gap: u32,
+    /// See `gap`.
+    pub label_h: u32,
+    /// Planes drawn (at most [`MAX_PLANES`]).
+    pub planes: usize,
+}
+
+/// The geometry of [`montage`]'s picture of `p`.
+pub fn montage_geometry(p: &Planes) -> MontageGeometry {
+    let planes = p.count.min(MAX_PLANES);
+    let g = Grid::new(p, planes);
+    MontageGeometry {
+        cols: g.cols,
+        sx: g.sx,
+        sy: g.sy,
+        cell_w: g.cell_w,
+        cell_h: g.cell_h,
+        gap: GAP,
+        label_h: LABEL_H,
+        planes,
     }
 }
 

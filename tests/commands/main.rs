@@ -21,5 +21,6 @@ mod no_lost_data;
 mod perf_bench_program;
 mod png_cli;
 mod reliability;
+mod report;
 mod viz_footprint;
 mod viz_png;
