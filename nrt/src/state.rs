@@ -193,8 +193,9 @@ pub fn read_config() -> Result<Config, Status> {
         Err(_) => Level::Error,
     };
     LEVEL.store(level as u8, Ordering::Relaxed);
+    // NRT-EC-4: an unknown level is reported whatever the level it falls back to.
     for w in warnings.drain(..) {
-        log(Level::Warn, &w);
+        eprintln!("tpb-emu libnrt WARN: {w}");
     }
     if let Ok(v) = std::env::var("NEURON_RT_VISIBLE_CORES") {
         let Some(mut cores) = parse_cores(&v) else {

@@ -88,7 +88,7 @@ fn compile(name: &str, dir: &Path) -> PathBuf {
         .arg(&src)
         .arg("-L")
         .arg(library())
-        .args(["-lnrt", "-o"])
+        .args(["-lnrt", "-lpthread", "-o"])
         .arg(&exe));
     exe
 }
@@ -340,4 +340,80 @@ fn exports_carry_libnrt_symbol_versions_and_match_the_header() {
     exported.sort();
     declared.sort();
     assert_eq!(exported, declared);
+}
+
+/// `misc init` under `env`: its stdout and stderr.
+fn init_with(exe: &Path, env: &[(&str, &str)]) -> (String, String) {
+    let mut c = Command::new(exe);
+    c.arg("init")
+        .env("LD_LIBRARY_PATH", library())
+        .env_remove("NEURON_RT_VISIBLE_CORES")
+        .env_remove("NEURON_RT_NUM_CORES")
+        .env_remove("NEURON_RT_LOG_LEVEL")
+        .env_remove("TPB_EMU_BACKEND")
+        .envs(env.iter().copied());
+    let o = run(&mut c);
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn nrt_init_reads_the_core_and_log_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("misc", dir.path());
+    // NRT-12, NRT-13: (variables, nrt_init's status), one process each.
+    let table: &[(&[(&str, &str)], i32)] = &[
+        (&[("NEURON_RT_VISIBLE_CORES", "0")], 0),
+        (&[("NEURON_RT_VISIBLE_CORES", "0-0")], 0),
+        (&[("NEURON_RT_VISIBLE_CORES", "0,0")], 0),
+        (&[("NEURON_RT_VISIBLE_CORES", "1")], 1),
+        (&[("NEURON_RT_VISIBLE_CORES", "0,2")], 2),
+        (&[("NEURON_RT_VISIBLE_CORES", "x")], 2),
+        (&[("NEURON_RT_NUM_CORES", "0")], 0),
+        (&[("NEURON_RT_NUM_CORES", "1")], 0),
+        (&[("NEURON_RT_NUM_CORES", "2")], 1),
+        (&[("NEURON_RT_NUM_CORES", "two")], 2),
+        (
+            &[
+                ("NEURON_RT_VISIBLE_CORES", "0"),
+                ("NEURON_RT_NUM_CORES", "2"),
+            ],
+            0,
+        ),
+        // NRT-58: an unknown backend warns and initialises.
+        (&[("TPB_EMU_BACKEND", "bogus")], 0),
+    ];
+    for (env, want) in table {
+        let (out, err) = init_with(&exe, env);
+        assert!(out.starts_with("pre 0 1\n"), "{env:?}: {out}");
+        assert!(
+            out.contains(&format!("init {want}\n")),
+            "{env:?}: {out}{err}"
+        );
+        if *want == 0 {
+            assert!(out.contains("total 0 1\n"), "{env:?}: {out}");
+        }
+    }
+    // NRT-60: an unknown level initialises with one WARN on stderr, nothing extra on stdout.
+    let (out, err) = init_with(&exe, &[("NEURON_RT_LOG_LEVEL", "bogus")]);
+    assert_eq!(out, "pre 0 1\ninit 0\ntotal 0 1\n");
+    assert_eq!(err.matches("WARN").count(), 1, "{err}");
+    // Quiet by default: a good init writes nothing to stderr.
+    let (_, err) = init_with(&exe, &[("TPB_EMU_BACKEND", "cpu")]);
+    assert_eq!(err, "");
+}
+
+#[test]
+fn four_threads_share_one_model_and_a_forked_child_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("misc", dir.path());
+    let neff = packed(dir.path());
+    // NRT-52
+    let o = run(client(&exe, "cpu").arg("threads").arg(&neff));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("threads ok"));
+    // NRT-14
+    let o = run(client(&exe, "cpu").arg("fork").arg(&neff));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fork ok"));
 }
