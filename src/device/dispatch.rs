@@ -17,11 +17,12 @@ use super::ops::Op;
 use super::ops::pool::{Func, PoolOp};
 use super::{BackendError, DeviceMemory, Executor, Trace, Validated};
 use crate::isa::enums::PoolFunc;
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::Inst;
+use crate::isa::opcode::Opcode;
 use crate::isa::record::Record;
 use crate::isa::s4d4_pl::off;
 use crate::isa::validate::{InvalidRecord, Target};
-use crate::limits::{Arch, LANES_PER_POOL_CORE, PARTITIONS, POOL_CORES};
+use crate::limits::{Arch, LANES_PER_POOL_CORE, POOL_CORES};
 use std::ops::Range;
 
 /// What a kernel-table row calls.
@@ -310,26 +311,7 @@ fn run(
     let spec = spec_of(record);
     // EC-16, EC-59: the lanes of a record are its channels; any other record
     // (unvalidated) is offered to all 128 lanes, so every core dispatches it.
-    let channels = match opcode.class() {
-        OpcodeClass::S4d4Pl => record.u8_at(off::NUM_ACTIVE_CHANNELS) as u32,
-        OpcodeClass::S4d4Tr => record.u8_at(crate::isa::s4d4_tr::off::NUM_ACTIVE_CHANNELS) as u32,
-        OpcodeClass::D4Iota => record.u8_at(crate::isa::d4_iota::off::NUM_ACTIVE_CHANNELS) as u32,
-        OpcodeClass::S3s3d3Tt => {
-            record.u8_at(crate::isa::s3s3d3_tt::off::NUM_ACTIVE_CHANNELS) as u32
-        }
-        OpcodeClass::S4d4Cr => record.u8_at(crate::isa::s4d4_cr::off::NUM_ACTIVE_CHANNELS) as u32,
-        OpcodeClass::SeqBounds => {
-            record.u8_at(crate::isa::s3d3_seq_bounds::off::NUM_ACTIVE_CHANNELS) as u32
-        }
-        OpcodeClass::NonzeroWithCount => {
-            record.u8_at(crate::isa::s3d3_nonzero::off::NUM_ACTIVE_CHANNELS) as u32
-        }
-        // EC-55: the lanes of the executed 0xF0 specs come from completion_info.
-        OpcodeClass::Extended if crate::isa::extended::modelled(spec) => {
-            crate::isa::extended::completion::lanes(record.0[13])
-        }
-        _ => PARTITIONS,
-    };
+    let channels = Inst::decode(record).lanes();
     let mut validated = validated.copied();
     let mut op = None;
     let mut elementwise: Option<Op> = None;

@@ -26,7 +26,7 @@ pub use exec::{BackendError, Begin, Capture, DramWindow, End, Executor, Resident
 pub use memory::{DeviceMemory, HostRange, HostWrite, MemError};
 pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 
-use crate::isa::opcode::OpcodeClass;
+use crate::isa::inst::Inst;
 use crate::isa::record::Record;
 use crate::isa::stream::records;
 use crate::isa::validate::{InvalidRecord, StreamInvalid, Target, check};
@@ -70,6 +70,11 @@ impl Validated {
     /// What it was validated for.
     pub fn target(&self) -> Target {
         self.target
+    }
+
+    /// The record decoded by its opcode (the one decoded type, [`Inst`]).
+    pub fn inst(&self) -> Inst {
+        Inst::decode(&self.record)
     }
 }
 
@@ -188,18 +193,7 @@ pub enum ExecError {
 pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
     for v in program.records() {
         let r = v.record();
-        if !matches!(
-            r.opcode().class(),
-            OpcodeClass::S4d4Pl
-                | OpcodeClass::S4d4Tr
-                | OpcodeClass::D4Iota
-                | OpcodeClass::S3s3d3Tt
-                // Validation admits only 0xF0 specs 0 and 2 (EC-58).
-                | OpcodeClass::S4d4Cr
-                | OpcodeClass::SeqBounds
-                | OpcodeClass::NonzeroWithCount
-                | OpcodeClass::Extended
-        ) {
+        if !r.opcode().class().is_pool_kernel() {
             return Err(ExecError::NotPool {
                 offset: v.offset(),
                 opcode: r.opcode().to_string(),

@@ -26,6 +26,10 @@ pub enum Kind {
     U8,
     /// A little-endian i32, printed in signed decimal.
     I32,
+    /// A little-endian u32, printed in decimal.
+    U32,
+    /// A little-endian i64, printed in signed decimal.
+    I64,
     /// A [`Dtype`] byte.
     Dtype,
     /// A [`DtypePair`] byte (EC-43).
@@ -162,6 +166,28 @@ impl Codec for i32 {
     const KIND: Kind = Kind::I32;
     fn get(b: &[u8]) -> Self {
         i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl Codec for u32 {
+    const WIDTH: usize = 4;
+    const KIND: Kind = Kind::U32;
+    fn get(b: &[u8]) -> Self {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    fn put(&self, b: &mut [u8]) {
+        b.copy_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl Codec for i64 {
+    const WIDTH: usize = 8;
+    const KIND: Kind = Kind::I64;
+    fn get(b: &[u8]) -> Self {
+        i64::from_le_bytes(b.try_into().expect("8 bytes"))
     }
     fn put(&self, b: &mut [u8]) {
         b.copy_from_slice(&self.to_le_bytes());

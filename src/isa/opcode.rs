@@ -172,15 +172,34 @@ impl Opcode {
             // EC-39
             OpcodeClass::S4d4Tr => matches!(engine, Engine::Pool | Engine::Act | Engine::Dve),
             OpcodeClass::S3s3d3Tt => matches!(engine, Engine::Pool | Engine::Dve),
+            c if c.is_pool_kernel() => matches!(engine, Engine::Pool),
+            OpcodeClass::Control | OpcodeClass::Dma => true,
+            _ => false,
+        }
+    }
+}
+
+impl OpcodeClass {
+    /// The one list of kernel classes: true for the classes whose records go
+    /// through the POOL engine's kernel table (or its EC-14 bypass), where
+    /// they run or are refused by name, never skipped. Validation, dispatch,
+    /// staging, `exec`'s check and `inspect` all ask this; the match has no
+    /// wildcard, so a new class must be placed here.
+    pub const fn is_pool_kernel(self) -> bool {
+        match self {
             OpcodeClass::S4d4Pl
+            | OpcodeClass::S4d4Tr
             | OpcodeClass::D4Iota
+            | OpcodeClass::S3s3d3Tt
             | OpcodeClass::S4d4Cr
             | OpcodeClass::SeqBounds
             | OpcodeClass::NonzeroWithCount
             | OpcodeClass::Extended
-            | OpcodeClass::PoolNotEmulated => matches!(engine, Engine::Pool),
-            OpcodeClass::Control | OpcodeClass::Dma => true,
-            OpcodeClass::Pseudo | OpcodeClass::Unknown => false,
+            | OpcodeClass::PoolNotEmulated => true,
+            OpcodeClass::Control
+            | OpcodeClass::Dma
+            | OpcodeClass::Pseudo
+            | OpcodeClass::Unknown => false,
         }
     }
 }

@@ -17,9 +17,10 @@ use super::program::{Dram, Program, Slot, VariableError};
 use super::staged::{Cond, Op, Staged, Step, To, Update, Wait};
 use crate::device::Validated;
 use crate::files::HostBytes;
-use crate::isa::control::{DmaMemcpy, alu, cmp, off, target};
+use crate::isa::control::{Control, alu, cmp, target};
 use crate::isa::enums::Engine;
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::Inst;
+use crate::isa::opcode::Opcode;
 use crate::isa::stream::{StreamError, records};
 use crate::isa::validate::{InvalidRecord, Target};
 use crate::limits::{Arch, RECORD_BYTES};
@@ -275,48 +276,33 @@ fn stage_with(
     })
 }
 
-/// Decodes a validated record into its [`Op`] (and plans a DMA).
+/// Decodes a validated record into its [`Op`] (and plans a DMA): an
+/// exhaustive match on the decoded record, so no record can be skipped.
 fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> {
-    let r = v.record();
-    Ok(match r.opcode() {
+    Ok(match v.inst() {
         // Every kernel-table record goes through the POOL dispatch, which
         // runs it or refuses it by name (never a silent skip).
-        _ if matches!(
-            r.opcode().class(),
-            OpcodeClass::S4d4Pl
-                | OpcodeClass::S4d4Tr
-                | OpcodeClass::D4Iota
-                | OpcodeClass::S3s3d3Tt
-                | OpcodeClass::S4d4Cr
-                | OpcodeClass::SeqBounds
-                | OpcodeClass::NonzeroWithCount
-                | OpcodeClass::Extended
-                | OpcodeClass::PoolNotEmulated
-        ) =>
-        {
-            Op::Pool(*v)
-        }
-        Opcode::MOV32 => Op::Mov32 {
-            reg: r.u8_at(off::MOV32_REG),
-            value: r.u32_at(off::MOV32_VALUE),
+        Inst::Kernel(_) => Op::Pool(*v),
+        Inst::Control(Control::Mov32(m)) => Op::Mov32 {
+            reg: m.reg,
+            value: m.value,
         },
-        Opcode::CTRL_AL => {
+        Inst::Control(Control::CtrlAl(c)) => {
             // Validation: ADD or SUB, the immediate fits i32.
-            let imm = r.i64_at(off::CTRL_AL_IMM) as i32;
+            let imm = c.imm as i32;
             Op::CtrlAl {
-                dst: r.u8_at(off::CTRL_AL_DST),
-                src: r.u8_at(off::CTRL_AL_SRC),
-                imm: if r.u8_at(off::CTRL_AL_OP) == alu::SUB {
+                dst: c.dst,
+                src: c.src,
+                imm: if c.op == alu::SUB {
                     imm.wrapping_neg()
                 } else {
                     imm
                 },
             }
         }
-        Opcode::COMPARE_BRANCH => {
-            let reg = r.u8_at(off::BR_CMP_REG);
-            let imm = r.u32_at(off::BR_CMP_IMM);
-            let cond = match r.u8_at(off::BR_CMP) {
+        Inst::Control(Control::CompareBranch(b)) => {
+            let (reg, imm) = (b.reg, b.imm);
+            let cond = match b.cmp {
                 cmp::EQIMM => Cond::Eq { reg, imm },
                 cmp::GTIMM => Cond::Gt {
                     reg,
@@ -324,18 +310,18 @@ fn decode(v: &Validated, dram: &Dram, arch: Arch) -> Result<Op, FootprintFault> 
                 },
                 _ => Cond::Always,
             };
-            let to = if r.u8_at(off::BR_TARGET_MODE) == target::REGISTER {
+            let to = if b.target_mode == target::REGISTER {
                 To::Registers {
-                    lo: r.u8_at(off::BR_TARGET_LO),
-                    hi: r.u8_at(off::BR_TARGET_HI),
+                    lo: b.target_lo,
+                    hi: b.target_hi,
                 }
             } else {
-                To::Offset(v.offset() as i64 + r.i64_at(off::BR_REL))
+                To::Offset(v.offset() as i64 + b.rel)
             };
             Op::Branch { cond, to }
         }
-        Opcode::DMA_MEMCPY => Op::Dma(Box::new(dma::plan(&DmaMemcpy::decode(r), dram, arch)?)),
-        // EVENT_SEMAPHORE and DRAIN; validation admits nothing else.
-        _ => Op::Events,
+        Inst::Control(Control::DmaMemcpy(d)) => Op::Dma(Box::new(dma::plan(&d, dram, arch)?)),
+        Inst::Control(Control::EventSemaphore(_) | Control::Drain(_)) => Op::Events,
+        Inst::Invalid(_) => unreachable!("validation rejects pseudo and unknown opcodes"),
     })
 }

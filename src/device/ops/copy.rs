@@ -6,7 +6,8 @@
 use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{InType, OutType};
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::{Inst, Kernel};
+use crate::isa::opcode::Opcode;
 use crate::isa::s4d4_tr::S4d4Tr;
 
 /// What happens to each element.
@@ -76,11 +77,14 @@ pub struct CopyOp {
 impl CopyOp {
     /// The op of a validated Copy/Cast record; `None` for any other opcode.
     pub fn from_validated(v: &Validated) -> Option<CopyOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::S4d4Tr {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::S4d4Tr(p)) => CopyOp::of(&p),
+            _ => None,
         }
-        let p = S4d4Tr::decode(r);
+    }
+
+    /// The op of a validated Copy/Cast record's decoded operand.
+    pub(super) fn of(p: &S4d4Tr) -> Option<CopyOp> {
         Some(CopyOp {
             opcode: p.opcode(),
             conversion: Conversion::of(p.opcode(), &p)?,

@@ -15,7 +15,8 @@ use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, InType, OutType};
 use crate::isa::enums::{Dtype, ReduceAxis, ReduceOp};
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::{Inst, Kernel};
+use crate::isa::opcode::Opcode;
 use crate::isa::s4d4_cr::S4d4Cr;
 
 /// How the elements of a CrossLaneReduce fold combine (EC-54).
@@ -66,11 +67,14 @@ pub struct ClrOp {
 impl ClrOp {
     /// The op of a validated CrossLaneReduce record; `None` for any other record.
     pub fn from_validated(v: &Validated) -> Option<ClrOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::S4d4Cr {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::S4d4Cr(p)) => ClrOp::of(&p),
+            _ => None,
         }
-        let p = S4d4Cr::decode(r);
+    }
+
+    /// The op of a validated CrossLaneReduce record's decoded operand.
+    pub(super) fn of(p: &S4d4Cr) -> Option<ClrOp> {
         let float_in = matches!(p.in_dtype, Dtype::FP16 | Dtype::BFLOAT16 | Dtype::FP32);
         let fold = match p.reduce_op {
             ReduceOp::ADD if float_in => Fold::AddF32,

@@ -7,7 +7,7 @@ use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, OutType};
 use crate::isa::d4_iota::D4Iota;
-use crate::isa::opcode::OpcodeClass;
+use crate::isa::inst::{Inst, Kernel};
 
 /// An Iota record as the executors run it. Only [`IotaOp::from_validated`]
 /// makes one.
@@ -27,11 +27,14 @@ pub struct IotaOp {
 impl IotaOp {
     /// The op of a validated Iota record; `None` for any other opcode.
     pub fn from_validated(v: &Validated) -> Option<IotaOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::D4Iota {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::D4Iota(p)) => IotaOp::of(&p),
+            _ => None,
         }
-        let p = D4Iota::decode(r);
+    }
+
+    /// The op of a validated Iota record's decoded operand.
+    pub(super) fn of(p: &D4Iota) -> Option<IotaOp> {
         Some(IotaOp {
             out_ty: OutType::from_dtype(p.out_dtype)?,
             channels: p.num_active_channels as u32,

@@ -13,7 +13,7 @@ pub mod seq_bounds;
 pub mod tensor_tensor;
 
 use crate::device::Validated;
-use crate::isa::opcode::OpcodeClass;
+use crate::isa::inst::{Inst, Kernel};
 
 pub use chip_dma::{ChipDma, ChipWalk, Place};
 pub use copy::CopyOp;
@@ -47,17 +47,20 @@ impl Op {
     /// The op of a validated record; `None` for records with no datapath
     /// work on this device (control and DMA records, kernels not emulated).
     pub fn from_validated(v: &Validated) -> Option<Op> {
-        match v.record().opcode().class() {
-            OpcodeClass::S4d4Pl => PoolOp::from_validated(v).map(Op::Pool),
-            OpcodeClass::S4d4Tr => CopyOp::from_validated(v).map(Op::Copy),
-            OpcodeClass::D4Iota => IotaOp::from_validated(v).map(Op::Iota),
-            OpcodeClass::S3s3d3Tt => TtOp::from_validated(v).map(Op::TensorTensor),
-            OpcodeClass::S4d4Cr => ClrOp::from_validated(v).map(Op::CrossLane),
-            OpcodeClass::NonzeroWithCount => NzOp::from_validated(v).map(Op::Nonzero),
-            OpcodeClass::SeqBounds => SbOp::from_validated(v).map(Op::SeqBounds),
+        let Inst::Kernel(k) = v.inst() else {
+            return None;
+        };
+        match k {
+            Kernel::S4d4Pl(p) => PoolOp::of(&p).map(Op::Pool),
+            Kernel::S4d4Tr(p) => CopyOp::of(&p).map(Op::Copy),
+            Kernel::D4Iota(p) => IotaOp::of(&p).map(Op::Iota),
+            Kernel::S3s3d3Tt(p) => TtOp::of(&p).map(Op::TensorTensor),
+            Kernel::S4d4Cr(p) => ClrOp::of(&p).map(Op::CrossLane),
+            Kernel::NonzeroWithCount(p) => NzOp::of(&p).map(Op::Nonzero),
+            Kernel::SeqBounds(p) => SbOp::of(&p).map(Op::SeqBounds),
             // EC-55: spec 2 runs as Tensor-Tensor; spec 0 has no datapath work.
-            OpcodeClass::Extended => TtOp::from_ext_tta(v).map(Op::TensorTensor),
-            _ => None,
+            Kernel::ExtTta(p) => TtOp::of_ext_tta(&p).map(Op::TensorTensor),
+            Kernel::EngineNop(_) | Kernel::NotModelled(_) => None,
         }
     }
 

@@ -8,7 +8,7 @@
 use super::pool::Side;
 use crate::device::Validated;
 use crate::isa::enums::Dtype;
-use crate::isa::opcode::OpcodeClass;
+use crate::isa::inst::{Inst, Kernel};
 use crate::isa::s3d3_nonzero::S3d3NonzeroWithCount;
 use crate::limits::LANES_PER_POOL_CORE;
 
@@ -47,11 +47,14 @@ pub const fn is_nonzero(float: bool, bits: u32) -> bool {
 impl NzOp {
     /// The op of a validated NonzeroWithCount record; `None` for any other record.
     pub fn from_validated(v: &Validated) -> Option<NzOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::NonzeroWithCount {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::NonzeroWithCount(p)) => NzOp::of(&p),
+            _ => None,
         }
-        let p = S3d3NonzeroWithCount::decode(r);
+    }
+
+    /// The op of a validated NonzeroWithCount record's decoded operand.
+    pub(super) fn of(p: &S3d3NonzeroWithCount) -> Option<NzOp> {
         Some(NzOp {
             float: p.in_dtype == Dtype::FP32,
             channels: p.num_active_channels as u32,

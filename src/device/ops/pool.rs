@@ -5,7 +5,8 @@
 use crate::device::Validated;
 use crate::device::convert::{InType, OutType};
 use crate::isa::enums::PoolFunc;
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::{Inst, Kernel};
+use crate::isa::opcode::Opcode;
 use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::tensor::{Region, Tensor4d};
 
@@ -85,11 +86,14 @@ pub struct PoolOp {
 impl PoolOp {
     /// The op of a validated Pool/MaxPoolSelect record; `None` for any other opcode.
     pub fn from_validated(v: &Validated) -> Option<PoolOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::S4d4Pl {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::S4d4Pl(p)) => PoolOp::of(&p),
+            _ => None,
         }
-        let p = S4d4Pl::decode(r);
+    }
+
+    /// The op of a validated Pool/MaxPoolSelect record's decoded operand.
+    pub(super) fn of(p: &S4d4Pl) -> Option<PoolOp> {
         let func = match (p.opcode(), p.pool_func) {
             (Opcode::POOL, PoolFunc::MAX_POOL) => Func::Max,
             (Opcode::POOL, PoolFunc::AVG_POOL) => Func::Avg {

@@ -7,7 +7,7 @@
 use super::pool::Side;
 use crate::device::Validated;
 use crate::isa::enums::Dtype;
-use crate::isa::opcode::OpcodeClass;
+use crate::isa::inst::{Inst, Kernel};
 use crate::isa::s3d3_seq_bounds::S3d3SeqBounds;
 
 /// A GetSequenceBounds record as the executors run it. Only
@@ -79,11 +79,14 @@ pub fn bounds(float: bool, ids: &[u32]) -> (Vec<i32>, Vec<i32>) {
 impl SbOp {
     /// The op of a validated GetSequenceBounds record; `None` for any other record.
     pub fn from_validated(v: &Validated) -> Option<SbOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::SeqBounds {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::SeqBounds(p)) => SbOp::of(&p),
+            _ => None,
         }
-        let p = S3d3SeqBounds::decode(r);
+    }
+
+    /// The op of a validated GetSequenceBounds record's decoded operand.
+    pub(super) fn of(p: &S3d3SeqBounds) -> Option<SbOp> {
         Some(SbOp {
             float_in: p.in_dtype == Dtype::FP32,
             float_out: p.out_dtype == Dtype::FP32,

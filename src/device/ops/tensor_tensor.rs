@@ -10,7 +10,8 @@ use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, InType, OutType};
 use crate::isa::enums::{AluOp, Dtype};
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::inst::{Inst, Kernel};
+use crate::isa::opcode::Opcode;
 use crate::isa::s3s3d3_tt::S3s3d3Tt;
 
 /// How the elements are combined.
@@ -65,11 +66,14 @@ impl TtOp {
     /// opcode or a form the emulator does not execute (validation has
     /// refused those).
     pub fn from_validated(v: &Validated) -> Option<TtOp> {
-        let r = v.record();
-        if r.opcode().class() != OpcodeClass::S3s3d3Tt {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::S3s3d3Tt(p)) => TtOp::of(&p),
+            _ => None,
         }
-        let p = S3s3d3Tt::decode(r);
+    }
+
+    /// The op of a validated Tensor-Tensor record's decoded operand.
+    pub(super) fn of(p: &S3s3d3Tt) -> Option<TtOp> {
         let (d0, d1, out) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype);
         if !executes(p.opcode(), p.op) {
             return None;
@@ -275,12 +279,15 @@ impl TtOp {
     /// from its own start partition. It runs as 0x41 does (`opcode()` is
     /// 0x41). `None` for any other record.
     pub fn from_ext_tta(v: &Validated) -> Option<TtOp> {
-        use crate::isa::extended::{ExtTta, completion, spec};
-        let r = v.record();
-        if r.opcode() != Opcode::EXTENDED_INST || r.0[12] != spec::TENSOR_TENSOR_ARITH {
-            return None;
+        match v.inst() {
+            Inst::Kernel(Kernel::ExtTta(p)) => TtOp::of_ext_tta(&p),
+            _ => None,
         }
-        let p = ExtTta::decode(r);
+    }
+
+    /// The op of a validated 0xF0 spec 2 record's decoded operand.
+    pub(super) fn of_ext_tta(p: &crate::isa::extended::ExtTta) -> Option<TtOp> {
+        use crate::isa::extended::completion;
         let (d0, d1, out) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype);
         if !matches!(p.op, AluOp::ADD | AluOp::MULT) {
             return None;

@@ -374,6 +374,8 @@ fn put_field(r: &mut Record, f: &FieldDef, v: Tok) -> PResult<()> {
     match f.kind {
         Kind::U8 => b[0] = parse_uint(v, 255, &format!("a {} byte", f.name))? as u8,
         Kind::I32 => parse_signed(v, i32::MIN as i64, i32::MAX as i64, "an i32")?.put(b),
+        Kind::U32 => (parse_uint(v, u32::MAX as u64, "a u32")? as u32).put(b),
+        Kind::I64 => parse_i64(v)?.put(b),
         Kind::Dtype => b[0] = parse_named(v, "a dtype name", |s| Dtype::from_name(s).map(|x| x.0))?,
         Kind::DtypePair => {
             let Some(c) = v.text.find(':') else {
@@ -451,6 +453,20 @@ fn parse_nibble(t: Tok) -> PResult<u8> {
 }
 
 /// A signed number in `min..=max`: an optional `-`, then decimal or `0x` hex.
+/// A signed i64 (decimal or `0x` hex, optional `-`).
+fn parse_i64(t: Tok) -> PResult<i64> {
+    let (neg, mag) = match t.text.strip_prefix('-') {
+        Some(_) => (true, t.from(1)),
+        None => (false, t),
+    };
+    let m = parse_uint(mag, u64::MAX, "an i64").map_err(|_| Err0 {
+        at: t.at,
+        msg: format!("expected an i64, found {}", shown(t.text)),
+    })? as i128;
+    let v = if neg { -m } else { m };
+    i64::try_from(v).or_else(|_| err(t.at, format!("expected an i64, found {}", shown(t.text))))
+}
+
 fn parse_signed(t: Tok, min: i64, max: i64, what: &str) -> PResult<i32> {
     let (neg, mag) = match t.text.strip_prefix('-') {
         Some(_) => (true, t.from(1)),

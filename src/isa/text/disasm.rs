@@ -126,6 +126,8 @@ fn push_field(s: &mut String, r: &Record, f: &FieldDef) {
     let v = match f.kind {
         Kind::U8 => b[0].to_string(),
         Kind::I32 => i32::get(b).to_string(),
+        Kind::U32 => u32::get(b).to_string(),
+        Kind::I64 => i64::get(b).to_string(),
         Kind::Dtype => Dtype(b[0]).to_string(),
         Kind::DtypePair => {
             let p = DtypePair(b[0]);

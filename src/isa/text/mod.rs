@@ -209,15 +209,12 @@ mod disasm;
 pub use asm::{ParseError, asm, asm_line};
 pub use disasm::{disasm_record, disasm_stream};
 
-use super::extended;
+use super::inst::Inst;
 use super::layout::{FieldDef, Role};
 use super::opcode::Opcode;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::s4d4_pl::S4d4Pl;
-use super::{
-    D4Iota, EngineNop, ExtTta, S3d3NonzeroWithCount, S3d3SeqBounds, S3s3d3Tt, S4d4Cr, S4d4Tr,
-};
 use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
 
 /// Which of the four text forms a record takes (see the [module docs](self)).
@@ -267,20 +264,10 @@ pub(crate) const EVENTS_END: usize = 12;
 /// The layout table of the kernel structs printed field by field (form 2),
 /// for `opcode` and, for 0xF0, its spec byte (EC-15).
 pub(crate) fn layout(opcode: Opcode, spec: u8) -> Option<&'static [FieldDef]> {
-    match opcode.class() {
-        OpcodeClass::S4d4Tr => Some(S4d4Tr::FIELDS),
-        OpcodeClass::D4Iota => Some(D4Iota::FIELDS),
-        OpcodeClass::S3s3d3Tt => Some(S3s3d3Tt::FIELDS),
-        OpcodeClass::S4d4Cr => Some(S4d4Cr::FIELDS),
-        OpcodeClass::SeqBounds => Some(S3d3SeqBounds::FIELDS),
-        OpcodeClass::NonzeroWithCount => Some(S3d3NonzeroWithCount::FIELDS),
-        OpcodeClass::Extended => match spec {
-            extended::spec::ENGINE_NOP => Some(EngineNop::FIELDS),
-            extended::spec::TENSOR_TENSOR_ARITH => Some(ExtTta::FIELDS),
-            _ => None,
-        },
-        _ => None,
-    }
+    let mut r = Record::default();
+    r.0[0] = opcode.0;
+    r.0[EVENTS_END] = spec;
+    Inst::decode(&r).kernel()?.fields()
 }
 
 /// True when every reserved field of `fields` is zero in `r`.

@@ -7,14 +7,15 @@
 //! values. These records are not the validator's hot path: each is decoded
 //! once into its typed struct.
 
-use super::fail::{Fail, OverlapFault, Pred, TensorFault, Why};
+use super::fail::{Fail, OverlapFault, Pred, TensorFault, Unsupported, Why};
 use super::footprint::{Walk, disjoint_partitions, in_place, outputs_distinct};
 use super::{Target, check_event_modes_emulated};
 use crate::isa::d4_iota::{self, D4Iota};
 use crate::isa::enums::{AluOp, Dtype, Engine, ImmSrc, PoolDim, ReduceAxis};
 use crate::isa::extended::{self, EngineNop, ExtTta, completion};
+use crate::isa::inst::{Inst, Kernel};
 use crate::isa::layout::FieldRef;
-use crate::isa::opcode::{Opcode, OpcodeClass};
+use crate::isa::opcode::Opcode;
 use crate::isa::record::Record;
 use crate::isa::s3d3_nonzero::{self, S3d3NonzeroWithCount};
 use crate::isa::s3d3_seq_bounds::{self, S3d3SeqBounds};
@@ -24,20 +25,27 @@ use crate::isa::s4d4_tr::{self, S4d4Tr};
 use crate::isa::tensor::{Addr4, Location, Region, TENSOR4D_BYTES, Tensor4d, Tensor4dBytes};
 use crate::limits::{Arch, MAX_KERNEL_ELEMENTS_PER_LANE, PARTITIONS};
 
-/// The kernel's predicates, for a record of one of the three classes.
+/// The kernel's predicates, for a kernel-table record other than Pool and
+/// MaxPoolSelect (whose predicates read the bytes in place, `s4d4.rs`). A
+/// row whose operand is not modelled is refused by `emu_opcode_supported`
+/// (SPEC §5 step 5, EC-58).
 pub(super) fn check(r: &Record, t: Target) -> Result<(), Fail> {
-    match r.opcode().class() {
-        OpcodeClass::D4Iota => iota(r, &D4Iota::decode(r), t),
-        OpcodeClass::S4d4Tr => copy_cast(r, &S4d4Tr::decode(r), t),
-        OpcodeClass::S3s3d3Tt => tensor_tensor(r, &S3s3d3Tt::decode(r), t),
-        OpcodeClass::S4d4Cr => cross_lane_reduce(r, &S4d4Cr::decode(r), t),
-        OpcodeClass::SeqBounds => sequence_bounds(r, &S3d3SeqBounds::decode(r), t),
-        OpcodeClass::NonzeroWithCount => nonzero_with_count(r, &S3d3NonzeroWithCount::decode(r), t),
-        OpcodeClass::Extended => match extended::spec_of(r) {
-            extended::spec::ENGINE_NOP => engine_nop(r, &EngineNop::decode(r), t),
-            _ => ext_tta(r, &ExtTta::decode(r), t),
-        },
-        _ => unreachable!("the caller dispatches these classes only"),
+    match Inst::decode(r) {
+        Inst::Kernel(Kernel::D4Iota(p)) => iota(r, &p, t),
+        Inst::Kernel(Kernel::S4d4Tr(p)) => copy_cast(r, &p, t),
+        Inst::Kernel(Kernel::S3s3d3Tt(p)) => tensor_tensor(r, &p, t),
+        Inst::Kernel(Kernel::S4d4Cr(p)) => cross_lane_reduce(r, &p, t),
+        Inst::Kernel(Kernel::SeqBounds(p)) => sequence_bounds(r, &p, t),
+        Inst::Kernel(Kernel::NonzeroWithCount(p)) => nonzero_with_count(r, &p, t),
+        Inst::Kernel(Kernel::EngineNop(p)) => engine_nop(r, &p, t),
+        Inst::Kernel(Kernel::ExtTta(p)) => ext_tta(r, &p, t),
+        Inst::Kernel(Kernel::NotModelled(_)) => Err(Fail::EmuOpcodeSupported {
+            opcode: r.opcode(),
+            why: Unsupported::NotEmulated,
+        }),
+        Inst::Kernel(Kernel::S4d4Pl(_)) | Inst::Control(_) | Inst::Invalid(_) => {
+            unreachable!("the caller dispatches the other kernel classes only")
+        }
     }
 }
 

@@ -17,7 +17,6 @@ pub use fail::{
 };
 
 use super::enums::Engine;
-use super::extended;
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::stream::{StreamError, records};
@@ -88,27 +87,13 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     }
     // 5./6./7. per class.
     match class {
-        OpcodeClass::S4d4Tr
-        | OpcodeClass::D4Iota
-        | OpcodeClass::S3s3d3Tt
-        | OpcodeClass::S4d4Cr
-        | OpcodeClass::SeqBounds
-        | OpcodeClass::NonzeroWithCount => kernels::check(r, t),
-        // SPEC §5 step 5 (EC-58): only specs 0 and 2 have a modelled struct.
-        OpcodeClass::Extended if !extended::modelled(extended::spec_of(r)) => {
-            Err(Fail::EmuOpcodeSupported {
-                opcode: h.opcode,
-                why: Unsupported::NotEmulated,
-            })
-        }
-        OpcodeClass::Extended => kernels::check(r, t),
-        OpcodeClass::PoolNotEmulated => Err(Fail::EmuOpcodeSupported {
-            opcode: h.opcode,
-            why: Unsupported::NotEmulated,
-        }),
-        OpcodeClass::Control | OpcodeClass::Dma => control::check(r, t),
+        // The hot path: Pool's predicates read the fields in place.
         OpcodeClass::S4d4Pl => s4d4::check(r, t),
+        OpcodeClass::Control | OpcodeClass::Dma => control::check(r, t),
         OpcodeClass::Pseudo | OpcodeClass::Unknown => unreachable!("rejected above"),
+        // Every other kernel class: its decoded operand's predicates
+        // (kernels.rs, an exhaustive match on the decoded record).
+        _ => kernels::check(r, t),
     }
 }
 
