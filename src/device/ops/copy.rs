@@ -87,7 +87,7 @@ impl CopyOp {
     pub(super) fn of(p: &S4d4Tr) -> Option<CopyOp> {
         Some(CopyOp {
             opcode: p.opcode(),
-            conversion: Conversion::of(p.opcode(), &p)?,
+            conversion: Conversion::of(p.opcode(), p)?,
             channels: p.num_active_channels as u32,
             count: p.src.elements(),
             src: Side::new(&p.src)?,
