@@ -121,7 +121,7 @@ impl GpuMemory {
     /// command; the buffer grows (SBUF and PSUM copied on the GPU) when it
     /// is too small (and stays that size). `Ok(false)` when the adapter
     /// cannot bind or allocate that much, or the window would pass
-    /// [`MAX_HELD_DRAM`]. Call with nothing queued.
+    /// `MAX_HELD_DRAM`. Call with nothing queued.
     pub fn hold(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, DeviceError> {
         let chip = memory_bytes(self.arch);
         let len = len.next_multiple_of(4);
@@ -201,7 +201,7 @@ impl GpuMemory {
     /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
     /// a widened range stays in its partition, and the widening bytes are
     /// `mem`'s too), and the route they take: few or long spans
-    /// ([`by_copies`]) a slice of the upload belt of their
+    /// (`by_copies`) a slice of the upload belt of their
     /// own, their bytes written straight into its mapping (spans from the
     /// slice's offset in its chunk); others the batch's, their bytes
     /// appended to `data` ([`super::batch::Staged`]).

@@ -2,12 +2,12 @@
 //! bit-identical results (SPEC §6).
 //!
 //! Getting a device ([`context`]) is separate from running on it. Device
-//! memory ([`memory`]) is separate from the kernels ([`kernels`]: the WGSL
+//! memory (`memory`) is separate from the kernels ([`kernels`]: the WGSL
 //! library and one pipeline cache); each kernel family encodes its op as a
-//! [`batch::Dispatch`] ([`pool`], `elementwise`), and [`batch::run`] runs a batch of them
+//! [`batch::Dispatch`] (`pool`, `elementwise`), and [`batch::run`] runs a batch of them
 //! on the memory. [`GpuExecutor`] puts these together behind the
-//! [`crate::device::Executor`] contract. [`types`] is the leaf every file
-//! may use, [`tuning`] what the encoders choose by the adapter's type, and
+//! [`crate::device::Executor`] contract. `types` is the leaf every file
+//! may use, `tuning` what the encoders choose by the adapter's type, and
 //! [`test_support`] lists every pipeline the families can ask for, for the
 //! tests. The files import each other without a cycle
 //! (`tests/isa/layers.rs`).

@@ -38,16 +38,16 @@ pub struct EncodeCx {
     /// ([`super::tuning::rows_max_chunks`]).
     pub rows_max_chunks: u32,
     /// Pool AVG: add in integer arithmetic (`ADD_BY_BITS`,
-    /// [`super::tuning::add_by_bits`]).
+    /// `super::tuning::add_by_bits`).
     pub add_by_bits: bool,
     /// Elementwise row path: most positions per invocation
-    /// ([`super::tuning::row_per_max`]).
+    /// (`super::tuning::row_per_max`).
     pub row_per_max: u32,
     /// CrossLaneReduce: most vec4s per lane per invocation (1 or 4,
-    /// [`super::tuning::clr_quads_max`]).
+    /// `super::tuning::clr_quads_max`).
     pub clr_quads_max: u32,
     /// The most loop iterations one invocation may make
-    /// ([`super::tuning::loop_budget`]); `None`: no limit.
+    /// (`super::tuning::loop_budget`); `None`: no limit.
     pub loop_budget: Option<u64>,
 }
 
