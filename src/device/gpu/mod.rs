@@ -2,12 +2,12 @@
 //! bit-identical results (SPEC §6).
 //!
 //! Getting a device ([`context`]) is separate from running on it. Device
-//! memory ([`memory`]) is separate from the kernels ([`kernels`]: the WGSL
+//! memory (`memory`) is separate from the kernels ([`kernels`]: the WGSL
 //! library and one pipeline cache); each kernel family encodes its op as a
-//! [`batch::Dispatch`] ([`pool`], `elementwise`), and [`batch::run`] runs a batch of them
+//! [`batch::Dispatch`] (`pool`, `elementwise`), and [`batch::run`] runs a batch of them
 //! on the memory. [`GpuExecutor`] puts these together behind the
-//! [`crate::device::Executor`] contract. [`types`] is the leaf every file
-//! may use, [`tuning`] what the encoders choose by the adapter's type, and
+//! [`crate::device::Executor`] contract. `types` is the leaf every file
+//! may use, `tuning` what the encoders choose by the adapter's type, and
 //! [`test_support`] lists every pipeline the families can ask for, for the
 //! tests. The files import each other without a cycle
 //! (`tests/isa/layers.rs`).
@@ -34,6 +34,7 @@ pub(crate) mod newer;
 #[doc(hidden)]
 pub mod params;
 pub(crate) mod pool;
+pub(crate) mod shaders;
 pub(crate) mod staging;
 #[doc(hidden)]
 pub mod test_support;
@@ -43,5 +44,7 @@ pub(crate) mod types;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;
+#[doc(hidden)]
 pub use kernels::Kernels;
+#[doc(hidden)]
 pub use memory::GpuMemory;
