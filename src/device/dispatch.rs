@@ -276,6 +276,12 @@ pub fn dispatch(
 /// table scan and `decode_pool`'s switch see the raw record, and the record
 /// is validated only when it reaches the datapath; it runs only if valid.
 /// Never reads or writes memory for a record that fails, never panics.
+///
+/// Before validation it reads only what the firmware's dispatch reads: the
+/// disassembly and EC-59 lines of the trace (for 0xF0 spec 2, the element
+/// count and ALU op), the lanes (EC-16), the opcode and spec byte of the
+/// key (EC-15) and `pool_func`. No [`Op`] is made from it until
+/// [`Validated::new`] has accepted it.
 pub fn dispatch_unvalidated(
     offset: usize,
     record: &Record,

@@ -1,7 +1,8 @@
 //! Operand layouts written once.
 //!
-//! Each kernel struct of SPEC-KERNELS (S4D4_TR, D4_IOTA, S3S3D3_TT) is declared
-//! by one [`operand_layout!`](crate::isa::layout) invocation: a table of
+//! Each operand struct (S4D4_PL, the SPEC-KERNELS structs, the control
+//! records) is declared by one [`operand_layout!`](crate::isa::layout)
+//! invocation: a table of
 //! `(field, type, offset, text key)` rows. From that one table come
 //!
 //! - the typed struct and its `decode` / `encode` (every byte of the 64 has a
@@ -12,7 +13,7 @@
 //! - compile-time asserts that the fields tile bytes 12..64 with no gap and no
 //!   overlap, each as wide as its type.
 
-use super::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, ReduceAxis, ReduceOp};
+use super::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, PoolFunc, ReduceAxis, ReduceOp};
 use super::tensor::{
     Addr4, DATA4D_BYTES, Data4d, TENSOR2D_BYTES, TENSOR3D_BYTES, TENSOR4D_BYTES, Tensor2d,
     Tensor3d, Tensor4d,
@@ -38,6 +39,8 @@ pub enum Kind {
     AluOp,
     /// A TENSOR_SUBDIM byte ([`PoolDim`]).
     SubDim,
+    /// A [`PoolFunc`] byte.
+    PoolFunc,
     /// A [`ReduceOp`] byte.
     ReduceOp,
     /// A [`ReduceAxis`] byte.
@@ -214,6 +217,7 @@ byte_codec! {
     DtypePair => DtypePair;
     AluOp => AluOp;
     PoolDim => SubDim;
+    PoolFunc => PoolFunc;
     ReduceOp => ReduceOp;
     ReduceAxis => ReduceAxis;
     ImmSrc => ImmSrc;
@@ -405,15 +409,30 @@ pub(crate) const fn header(opcode: super::opcode::Opcode) -> super::record::Head
 mod tests {
     use super::*;
     use crate::isa::record::Record;
-    use crate::isa::{D4Iota, S3s3d3Tt, S4d4Tr};
+    use crate::isa::{D4Iota, S3s3d3Tt, S4d4Pl, S4d4Tr};
 
-    /// The spec tables' offsets and widths (SPEC-KERNELS §2.1, §3.1, §4.2),
-    /// written out independently of the layout macros.
+    /// The spec tables' offsets and widths (seed 000 §3, SPEC-KERNELS §2.1,
+    /// §3.1, §4.2), written out independently of the layout macros.
     #[test]
     fn tables_match_the_spec() {
         let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
             f.iter().map(|d| (d.name, d.offset, d.width)).collect()
         };
+        assert_eq!(
+            rows(S4d4Pl::FIELDS),
+            [
+                ("src", 12, 20),
+                ("in_dtype", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("reserved0", 35, 1),
+                ("pool_func", 36, 1),
+                ("pool_dim", 37, 1),
+                ("reserved1", 38, 2),
+                ("pool_scale_bits", 40, 4),
+                ("dst", 44, 20),
+            ]
+        );
         assert_eq!(
             rows(S4d4Tr::FIELDS),
             [
@@ -539,6 +558,7 @@ mod tests {
         for _ in 0..2000 {
             let mut r = Record::default();
             rng.fill(&mut r.0);
+            assert_eq!(S4d4Pl::decode(&r).encode(), r);
             assert_eq!(S4d4Tr::decode(&r).encode(), r);
             assert_eq!(D4Iota::decode(&r).encode(), r);
             assert_eq!(S3s3d3Tt::decode(&r).encode(), r);

@@ -182,9 +182,11 @@ impl Opcode {
 impl OpcodeClass {
     /// The one list of kernel classes: true for the classes whose records go
     /// through the POOL engine's kernel table (or its EC-14 bypass), where
-    /// they run or are refused by name, never skipped. Validation, dispatch,
-    /// staging, `exec`'s check and `inspect` all ask this; the match has no
-    /// wildcard, so a new class must be placed here.
+    /// they run or are refused by name, never skipped. `legal_on` (so
+    /// validation's engine check) and `exec`'s check ask this, and
+    /// [`Inst::decode`](super::Inst::decode) makes a `Kernel` for exactly
+    /// these classes (tested), which validation, the dispatch and staging
+    /// read; the match has no wildcard, so a new class must be placed here.
     pub const fn is_pool_kernel(self) -> bool {
         match self {
             OpcodeClass::S4d4Pl

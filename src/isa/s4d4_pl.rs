@@ -2,111 +2,48 @@
 //! MaxPoolSelect (0x58), byte-exact to seed 000 §3 / SPEC §5.
 
 use super::enums::{Dtype, PoolDim, PoolFunc};
+use super::layout::{Role, header, operand_layout};
 use super::opcode::Opcode;
-use super::record::{Events, Header, Record};
+use super::record::{Events, Record};
 use super::tensor::{TENSOR4D_BYTES, Tensor4d, Tensor4dBytes};
-use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
-use bytemuck::{Pod, Zeroable};
-use std::mem::{offset_of, size_of};
 
-/// The C layout, field for field, as byte arrays (no padding, alignment 1).
-/// It exists so the compiler checks the seed's offsets; decoding goes through it.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Layout {
-    header: [u8; 4],
-    events: [u8; 8],
-    src: [u8; TENSOR4D_BYTES],
-    in_dtype: u8,
-    out_dtype: u8,
-    num_active_channels: u8,
-    reserved0: u8,
-    pool_func: u8,
-    pool_dim: u8,
-    reserved1: [u8; 2],
-    pool_scale: [u8; 4],
-    dst: [u8; TENSOR4D_BYTES],
+operand_layout! {
+    /// The decoded S4D4_PL record (seed 000 §3 / SPEC §5). Every byte of the
+    /// 64 has a field, so `S4d4Pl::decode(r).encode() == r` for every record
+    /// `r`. The text form prints it in its own form 1 (`scale` as a float),
+    /// with the keys below.
+    S4d4Pl = "S4D4_PL", mod off {
+        /// The input walk.
+        src: Tensor4d = SRC @ 12, Role::Required("src");
+        /// Input element type.
+        in_dtype: Dtype = IN_DTYPE @ 32, Role::Required("in");
+        /// Output element type.
+        out_dtype: Dtype = OUT_DTYPE @ 33, Role::Required("out");
+        /// Lanes (1..=128).
+        num_active_channels: u8 = NUM_ACTIVE_CHANNELS @ 34, Role::Required("ch");
+        /// Must be zero.
+        reserved0: u8 = RESERVED0 @ 35, Role::Reserved;
+        /// MAX, AVG, or NONE for MaxPoolSelect.
+        pool_func: PoolFunc = POOL_FUNC @ 36, Role::Required("func");
+        /// Which dims form one window.
+        pool_dim: PoolDim = POOL_DIM @ 37, Role::Required("dim");
+        /// Must be zero (2 bytes).
+        reserved1: [u8; 2] = RESERVED1 @ 38, Role::Reserved;
+        /// Bits of the f32 `pool_scale` (kept as bits so every NaN payload
+        /// round-trips; little-endian).
+        pool_scale_bits: u32 = POOL_SCALE @ 40, Role::Required("scale");
+        /// The output walk.
+        dst: Tensor4d = DST @ 44, Role::Required("dst");
+    }
 }
 
-// Seed 000 §3: compile-verified offsets of the hardware header.
-const _: () = assert!(size_of::<Layout>() == RECORD_BYTES);
+// Seed 000 §3: the hardware offsets, written out once more by hand (the
+// macro asserts that the fields tile bytes 12..64, each as wide as its type).
 const _: () = assert!(TENSOR4D_BYTES == 20);
-const _: () = assert!(offset_of!(Layout, events) == 4);
-const _: () = assert!(offset_of!(Layout, src) == 12);
-const _: () = assert!(offset_of!(Layout, in_dtype) == 32);
-const _: () = assert!(offset_of!(Layout, out_dtype) == 33);
-const _: () = assert!(offset_of!(Layout, num_active_channels) == 34);
-const _: () = assert!(offset_of!(Layout, reserved0) == 35);
-const _: () = assert!(offset_of!(Layout, pool_func) == 36);
-const _: () = assert!(offset_of!(Layout, pool_dim) == 37);
-const _: () = assert!(offset_of!(Layout, reserved1) == 38);
-const _: () = assert!(offset_of!(Layout, pool_scale) == 40);
-const _: () = assert!(offset_of!(Layout, dst) == 44);
-// The `off` constants (read by [`S4d4PlView`]) must agree with the layout.
-const _: () = assert!(offset_of!(Layout, src) == off::SRC);
-const _: () = assert!(offset_of!(Layout, in_dtype) == off::IN_DTYPE);
-const _: () = assert!(offset_of!(Layout, out_dtype) == off::OUT_DTYPE);
-const _: () = assert!(offset_of!(Layout, num_active_channels) == off::NUM_ACTIVE_CHANNELS);
-const _: () = assert!(offset_of!(Layout, reserved0) == off::RESERVED0);
-const _: () = assert!(offset_of!(Layout, pool_func) == off::POOL_FUNC);
-const _: () = assert!(offset_of!(Layout, pool_dim) == off::POOL_DIM);
-const _: () = assert!(offset_of!(Layout, reserved1) == off::RESERVED1);
-const _: () = assert!(offset_of!(Layout, pool_scale) == off::POOL_SCALE);
-const _: () = assert!(offset_of!(Layout, dst) == off::DST);
-
-/// Byte offsets of the S4D4_PL fields, for error messages and the validator.
-pub mod off {
-    /// src TENSOR4D.
-    pub const SRC: usize = 12;
-    /// in_dtype.
-    pub const IN_DTYPE: usize = 32;
-    /// out_dtype.
-    pub const OUT_DTYPE: usize = 33;
-    /// num_active_channels.
-    pub const NUM_ACTIVE_CHANNELS: usize = 34;
-    /// reserved0.
-    pub const RESERVED0: usize = 35;
-    /// pool_func.
-    pub const POOL_FUNC: usize = 36;
-    /// pool_dim.
-    pub const POOL_DIM: usize = 37;
-    /// reserved1 (2 bytes).
-    pub const RESERVED1: usize = 38;
-    /// pool_scale (f32 LE).
-    pub const POOL_SCALE: usize = 40;
-    /// dst TENSOR4D.
-    pub const DST: usize = 44;
-}
-
-/// The decoded S4D4_PL record. Every byte of the 64 has a field, so
-/// `S4d4Pl::decode(r).encode() == r` for every record `r`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct S4d4Pl {
-    /// Bytes 0..4.
-    pub header: Header,
-    /// Bytes 4..12.
-    pub events: Events,
-    /// The input walk.
-    pub src: Tensor4d,
-    /// Input element type.
-    pub in_dtype: Dtype,
-    /// Output element type.
-    pub out_dtype: Dtype,
-    /// Lanes (1..=128).
-    pub num_active_channels: u8,
-    /// Must be zero.
-    pub reserved0: u8,
-    /// MAX, AVG, or NONE for MaxPoolSelect.
-    pub pool_func: PoolFunc,
-    /// Which dims form one window.
-    pub pool_dim: PoolDim,
-    /// Must be zero.
-    pub reserved1: [u8; 2],
-    /// Bits of the f32 `pool_scale` (kept as bits so every NaN payload round-trips).
-    pub pool_scale_bits: u32,
-    /// The output walk.
-    pub dst: Tensor4d,
-}
+const _: () = assert!(off::SRC == 12 && off::IN_DTYPE == 32 && off::OUT_DTYPE == 33);
+const _: () = assert!(off::NUM_ACTIVE_CHANNELS == 34 && off::RESERVED0 == 35);
+const _: () = assert!(off::POOL_FUNC == 36 && off::POOL_DIM == 37 && off::RESERVED1 == 38);
+const _: () = assert!(off::POOL_SCALE == 40 && off::DST == 44);
 
 impl S4d4Pl {
     /// A record with the given opcode and zero events/reserved bytes, `inst_word_len` 16.
@@ -123,12 +60,7 @@ impl S4d4Pl {
         dst: Tensor4d,
     ) -> S4d4Pl {
         S4d4Pl {
-            header: Header {
-                opcode,
-                inst_word_len: INST_WORD_LEN,
-                debug_cmd: 0,
-                debug_hint: 0,
-            },
+            header: header(opcode),
             events: Events::default(),
             src,
             in_dtype,
@@ -151,45 +83,6 @@ impl S4d4Pl {
     /// `pool_scale` as f32.
     pub fn pool_scale(&self) -> f32 {
         f32::from_bits(self.pool_scale_bits)
-    }
-
-    /// Decodes any 64 bytes as S4D4_PL fields (never fails).
-    pub fn decode(r: &Record) -> S4d4Pl {
-        let l: Layout = bytemuck::cast(r.0);
-        S4d4Pl {
-            header: r.header(),
-            events: r.events(),
-            src: Tensor4d::from_bytes(&l.src),
-            in_dtype: Dtype(l.in_dtype),
-            out_dtype: Dtype(l.out_dtype),
-            num_active_channels: l.num_active_channels,
-            reserved0: l.reserved0,
-            pool_func: PoolFunc(l.pool_func),
-            pool_dim: PoolDim(l.pool_dim),
-            reserved1: l.reserved1,
-            pool_scale_bits: u32::from_le_bytes(l.pool_scale),
-            dst: Tensor4d::from_bytes(&l.dst),
-        }
-    }
-
-    /// Encodes the 64 bytes.
-    pub fn encode(&self) -> Record {
-        let h = self.header;
-        let l = Layout {
-            header: [h.opcode.0, h.inst_word_len, h.debug_cmd, h.debug_hint],
-            events: self.events.to_bytes(),
-            src: self.src.to_bytes(),
-            in_dtype: self.in_dtype.0,
-            out_dtype: self.out_dtype.0,
-            num_active_channels: self.num_active_channels,
-            reserved0: self.reserved0,
-            pool_func: self.pool_func.0,
-            pool_dim: self.pool_dim.0,
-            reserved1: self.reserved1,
-            pool_scale: self.pool_scale_bits.to_le_bytes(),
-            dst: self.dst.to_bytes(),
-        };
-        Record(bytemuck::cast(l))
     }
 
     /// Elements per window: the product of the nums of the pooled dims

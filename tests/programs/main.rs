@@ -8,6 +8,7 @@ mod common;
 #[path = "../neff_fixture/mod.rs"]
 mod neff_fixture;
 
+mod class_walk;
 mod frontend_3d;
 mod frontend_api;
 mod frontend_fixtures;

@@ -39,8 +39,8 @@ pub enum Command {
     /// A kernel, or a spans dispatch of [`Staged`].
     Dispatch(Dispatch),
     /// Copy commands between memory and a DMA's own staging (an upload
-    /// belt slice, or a read-back buffer: `super::memory::Route::Own`), for
-    /// few or long spans (`super::memory::by_copies`: a copy command moves
+    /// belt slice, or a read-back buffer: `memory::Route::Own`), for
+    /// few or long spans (`memory::by_copies`: a copy command moves
     /// bytes faster than a kernel, but costs more per span); up into memory,
     /// or down.
     Copy {
@@ -48,7 +48,7 @@ pub enum Command {
         upload: bool,
         /// The spans.
         spans: Vec<Span>,
-        /// The staging buffer (`super::memory::Route::Own`).
+        /// The staging buffer (`memory::Route::Own`).
         buffer: wgpu::Buffer,
     },
 }
@@ -78,7 +78,7 @@ impl Staged {
 
     /// Adds the spans `(memory byte, staging byte, bytes)` (multiples of 4;
     /// many short ones: the others move by copy commands,
-    /// [`super::memory::by_copies`]) and returns the dispatch that moves
+    /// `memory::by_copies`) and returns the dispatch that moves
     /// them: up into memory, or down into the captures.
     pub fn add(&mut self, spans: &[Span], upload: bool, max_x: u32) -> Command {
         let first = self.spans.len() as u32;

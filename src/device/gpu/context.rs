@@ -1,6 +1,6 @@
 //! Getting a device: adapter discovery, backend choice and error capture.
 //!
-//! Running kernels on a device is `super::pool`'s job; tests and benchmarks
+//! Running kernels on a device is `pool`'s job; tests and benchmarks
 //! create a [`Gpu`] once and hand it to executors.
 
 use super::types::{PARAMS_BYTES, PipelineKey, Shader};

@@ -13,7 +13,7 @@ use bytemuck::{Pod, Zeroable};
 /// `struct DmaWalk` of shaders/dma.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct DmaWalkParams {
+pub(crate) struct DmaWalkParams {
     /// Address of element (0, 0) from the region's base.
     pub start: u32,
     /// Steps in bytes, two's complement.
@@ -33,7 +33,7 @@ pub struct DmaWalkParams {
 /// `struct Params` of shaders/dma.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct DmaParams {
+pub(crate) struct DmaParams {
     /// The source walk.
     pub src: DmaWalkParams,
     /// The destination walk.
@@ -64,7 +64,7 @@ fn key(convert: bool, rows16: bool) -> PipelineKey {
 
 /// The three pipelines of the family: converting, copying pieces of
 /// elements, copying 16-byte pieces of rows.
-pub fn variants() -> Vec<PipelineKey> {
+pub(crate) fn variants() -> Vec<PipelineKey> {
     vec![key(false, false), key(true, false), key(false, true)]
 }
 
@@ -115,7 +115,7 @@ fn walk(w: &ChipWalk, cx: &EncodeCx) -> Option<DmaWalkParams> {
 /// run it: an element the shader's loads cannot reach whole (a converted
 /// element not aligned to its size, up to 4), or numbers past 32 bits.
 /// The caller has checked [`ChipDma::runs_at_once`].
-pub fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
+pub(crate) fn dispatch(dma: &ChipDma, cx: &EncodeCx) -> Option<Dispatch> {
     let (src, dst) = (walk(&dma.src, cx)?, walk(&dma.dst, cx)?);
     let align = [dma.src.alignment(), dma.dst.alignment()];
     let pieces = rows16(dma);

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 /// `struct Operand` of shaders/elementwise.wgsl: one operand's walk.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct OperandParams {
+pub(crate) struct OperandParams {
     /// num per dim (x first).
     pub num: [u32; 4],
     /// step per dim, in elements.
@@ -39,7 +39,7 @@ pub struct OperandParams {
 /// `struct Params` of shaders/elementwise.wgsl, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct ElemParams {
+pub(crate) struct ElemParams {
     /// The dst walk.
     pub dst: OperandParams,
     /// The first source (unused by Iota).
@@ -205,7 +205,7 @@ fn dispatch(
 }
 
 /// A Copy or Cast op as one dispatch of `cast.wgsl`.
-pub fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
     let c = op.conversion();
     let mut p = ElemParams {
         dst: operand(op.dst(), c.dst_size(), cx.arch),
@@ -230,7 +230,7 @@ pub fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
 }
 
 /// An Iota op as one dispatch of `iota.wgsl`.
-pub fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
     let mut p = ElemParams {
         dst: operand(op.dst(), op.out_ty().size(), cx.arch),
         gen_num: op.num().map(|n| n as u32),
@@ -252,7 +252,7 @@ pub fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
 }
 
 /// A Tensor-Tensor op as one dispatch of `tensor_tensor.wgsl`.
-pub fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
     let [s0, s1, sd] = op.sizes();
     let [a, b] = op.src();
     let mut p = ElemParams {
@@ -310,7 +310,7 @@ fn shapes(sources: u32) -> Vec<[(&'static str, u32); 5]> {
 
 /// A family configuration: (program, sources, override constants other than
 /// the shape).
-pub type Config = (Shader, u32, Vec<(&'static str, u32)>);
+pub(crate) type Config = (Shader, u32, Vec<(&'static str, u32)>);
 
 /// The shape constants ([`shapes`]).
 const SHAPE: [&str; 5] = ["ROWS", "WORDS", "DST_VEC", "SRC0_VEC", "SRC1_VEC"];
@@ -320,7 +320,7 @@ const SHAPE: [&str; 5] = ["ROWS", "WORDS", "DST_VEC", "SRC0_VEC", "SRC1_VEC"];
 /// copies and every dtype pair; Iota: every output dtype; Tensor-Tensor:
 /// every executed ALU op over every dtype triple its path admits (EC-50,
 /// EC-51), the f32 path with both adds.
-pub fn configs() -> Vec<Config> {
+pub(crate) fn configs() -> Vec<Config> {
     use crate::device::convert::{InType, OutType};
     use crate::device::ops::tensor_tensor::executes;
     use crate::isa::enums::AluOp;
@@ -402,7 +402,7 @@ pub fn configs() -> Vec<Config> {
 /// product (~70,000 pipelines) is too many to translate in CI; the shape
 /// code and the configuration code are separate regions of the shaders, so
 /// this covers every region with every value of every constant.
-pub fn variants() -> Vec<PipelineKey> {
+pub(crate) fn variants() -> Vec<PipelineKey> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (shader, sources, c) in configs() {
@@ -435,7 +435,7 @@ fn dense_key(shader: Shader, config: &[(&'static str, u32)], narrow: bool) -> Pi
 
 /// Whether `k` is a pipeline the encoders can produce: a configuration of
 /// [`configs`] with one of the shapes.
-pub fn covers(k: &PipelineKey) -> bool {
+pub(crate) fn covers(k: &PipelineKey) -> bool {
     type Known = HashSet<(Shader, Vec<(&'static str, u32)>)>;
     static KNOWN: OnceLock<Known> = OnceLock::new();
     let known = KNOWN.get_or_init(|| {

@@ -1,142 +1,20 @@
-//! The kernel library: every WGSL program the device runs, composed from the
-//! shared files, and one pipeline cache keyed by (shader, entry point,
-//! override constants) that serves every kernel, the benchmark's copy
-//! kernel included.
-//!
-//! The shared files are composed in front of each kernel family's source
-//! (`concat!` of `include_str!`s, never generated text): `memory.wgsl` (the
-//! device memory bindings and the grid), `convert.wgsl` (SPEC §6 loads,
-//! EC-13 stores, EC-19, EC-20), `arith.wgsl` (f32 add and multiply in
-//! integer arithmetic) and `walk.wgsl` (coordinates), so a fix there
-//! reaches every kernel at once.
+//! The kernel library: every WGSL program the device runs (composed in
+//! `shaders.rs`, one row per program, from the shared files in front
+//! of each kernel family's source, so a fix there reaches every kernel at
+//! once), and one pipeline cache keyed by (shader, entry point, override
+//! constants) that serves every kernel, the benchmark's copy kernel
+//! included.
 
 use super::context::lock;
 use super::context::{DeviceError, Gpu};
+pub use super::shaders::{
+    CAST_WGSL, COPY_WGSL, CROSS_LANE_WGSL, DMA_WGSL, IOTA_WGSL, NONZERO_WGSL, POOL_WGSL,
+    SEQ_BOUNDS_WGSL, SPANS_WGSL, TENSOR_TENSOR_WGSL,
+};
 pub use super::types::{PARAMS_BYTES, PipelineKey, Shader};
-
-/// The Pool/MaxPoolSelect program: the shared files, then `shaders/pool.wgsl`.
-pub const POOL_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/arith.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/pool.wgsl"),
-);
-
-/// Copy and Cast: the shared files, `elementwise.wgsl`, then `cast.wgsl`.
-pub const CAST_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/elementwise.wgsl"),
-    include_str!("../../../shaders/cast.wgsl"),
-);
-
-/// Iota: the shared files, `elementwise.wgsl`, then `iota.wgsl`.
-pub const IOTA_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/elementwise.wgsl"),
-    include_str!("../../../shaders/iota.wgsl"),
-);
-
-/// Tensor-Tensor: the shared files, `elementwise.wgsl`, then
-/// `tensor_tensor.wgsl`.
-pub const TENSOR_TENSOR_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/arith.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/elementwise.wgsl"),
-    include_str!("../../../shaders/tensor_tensor.wgsl"),
-);
-
-/// CrossLaneReduce: the shared files, `lane_walk.wgsl`, then `cross_lane.wgsl`.
-pub const CROSS_LANE_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/arith.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/lane_walk.wgsl"),
-    include_str!("../../../shaders/cross_lane.wgsl"),
-);
-
-/// NonzeroWithCount: the shared files, `lane_walk.wgsl`, then `nonzero.wgsl`.
-pub const NONZERO_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/lane_walk.wgsl"),
-    include_str!("../../../shaders/nonzero.wgsl"),
-);
-
-/// GetSequenceBounds: the shared files, `lane_walk.wgsl`, then `seq_bounds.wgsl`.
-pub const SEQ_BOUNDS_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/walk.wgsl"),
-    include_str!("../../../shaders/lane_walk.wgsl"),
-    include_str!("../../../shaders/seq_bounds.wgsl"),
-);
-
-/// On-chip DMAs: the shared memory and conversion files, then `dma.wgsl`.
-pub const DMA_WGSL: &str = concat!(
-    include_str!("../../../shaders/memory.wgsl"),
-    include_str!("../../../shaders/convert.wgsl"),
-    include_str!("../../../shaders/dma.wgsl"),
-);
-
-/// The host's spans (a DMA's bytes up, captures down): `spans.wgsl` alone
-/// (device memory as plain words, binding 0 of [`Kernels::spans_layout`]).
-pub const SPANS_WGSL: &str = include_str!("../../../shaders/spans.wgsl");
-
-/// The benchmarks' reference copy kernel (its own buffers, no device memory).
-pub const COPY_WGSL: &str = include_str!("../../../shaders/copy.wgsl");
 
 /// Invocations per workgroup of every kernel (`WORKGROUP` in memory.wgsl).
 pub const WORKGROUP: u32 = 64;
-
-impl Shader {
-    /// The composed source.
-    pub fn source(self) -> &'static str {
-        match self {
-            Shader::Pool => POOL_WGSL,
-            Shader::Copy => COPY_WGSL,
-            Shader::Cast => CAST_WGSL,
-            Shader::Iota => IOTA_WGSL,
-            Shader::TensorTensor => TENSOR_TENSOR_WGSL,
-            Shader::CrossLane => CROSS_LANE_WGSL,
-            Shader::Nonzero => NONZERO_WGSL,
-            Shader::SeqBounds => SEQ_BOUNDS_WGSL,
-            Shader::Dma => DMA_WGSL,
-            Shader::Spans => SPANS_WGSL,
-        }
-    }
-
-    /// Its name in labels and errors.
-    pub fn label(self) -> &'static str {
-        match self {
-            Shader::Pool => "pool.wgsl",
-            Shader::Copy => "copy.wgsl",
-            Shader::Cast => "cast.wgsl",
-            Shader::Iota => "iota.wgsl",
-            Shader::TensorTensor => "tensor_tensor.wgsl",
-            Shader::CrossLane => "cross_lane.wgsl",
-            Shader::Nonzero => "nonzero.wgsl",
-            Shader::SeqBounds => "seq_bounds.wgsl",
-            Shader::Dma => "dma.wgsl",
-            Shader::Spans => "spans.wgsl",
-        }
-    }
-
-    /// Whether the program binds device memory with the shared layout
-    /// ([`Kernels::memory_layout`]); otherwise its layout is derived from
-    /// the shader.
-    pub fn binds_device_memory(self) -> bool {
-        !matches!(self, Shader::Copy)
-    }
-}
 
 /// The kernel library of one device: its programs and pipelines, compiled
 /// on first use into the device's one cache ([`Gpu`] holds it behind a

@@ -19,7 +19,7 @@ use std::mem::size_of;
 /// `struct Walk` of shaders/lane_walk.wgsl: one operand's walk.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct WalkParams {
+pub(crate) struct WalkParams {
     /// num per dim (x first).
     pub num: [u32; 4],
     /// step per dim, in elements.
@@ -37,7 +37,7 @@ pub struct WalkParams {
 /// `struct Params` of shaders/cross_lane.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct ClrParams {
+pub(crate) struct ClrParams {
     /// The src walk (lane p at `base + p · lane_stride`).
     pub src: WalkParams,
     /// The dst walk (one partition).
@@ -59,7 +59,7 @@ pub struct ClrParams {
 /// `struct Params` of shaders/nonzero.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct NzParams {
+pub(crate) struct NzParams {
     /// The src walk.
     pub src: WalkParams,
     /// The dst walk.
@@ -77,7 +77,7 @@ pub struct NzParams {
 /// `struct Params` of shaders/seq_bounds.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct SbParams {
+pub(crate) struct SbParams {
     /// The src walk.
     pub src: WalkParams,
     /// The dst walk.
@@ -172,7 +172,7 @@ fn clr_quads(src: &WalkParams, dst: &WalkParams, max: u32) -> u32 {
 /// A CrossLaneReduce op as one dispatch of `cross_lane.wgsl`: one
 /// invocation per walk position or per 4·`QUADS` of them (Partitions, see
 /// [`clr_quads`]), or one invocation (All).
-pub fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
     let [s, d] = op.sizes();
     let scale = match op.fold() {
         Fold::Average { scale } => scale,
@@ -223,7 +223,7 @@ fn dense(w: &WalkParams) -> bool {
 /// (`masks`). A dense src of 4-byte words in one partition has at most
 /// 65,536 (MARIANA's 256 KiB), so only a walk that breaks another condition
 /// goes past it.
-pub const DENSE_MAX_COUNT: u32 = 64 * 32 * 32;
+pub(crate) const DENSE_MAX_COUNT: u32 = 64 * 32 * 32;
 
 /// Whether NonzeroWithCount can take `nonzero.wgsl`'s DENSE form: both
 /// walks dense, the src 16-byte aligned in every lane, T a multiple of 4
@@ -240,7 +240,7 @@ fn nonzero_dense(p: &NzParams) -> bool {
 /// A NonzeroWithCount op as one dispatch of `nonzero.wgsl`: a workgroup per
 /// processed lane (EC-56); a record with none gets an empty grid (nothing
 /// is read or written).
-pub fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
     let lanes: Vec<u32> = op.lanes().collect();
     let p = NzParams {
         src: walk(op.src(), 4, cx.arch),
@@ -263,7 +263,7 @@ pub fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
 }
 
 /// A GetSequenceBounds op as one dispatch of `seq_bounds.wgsl` (one workgroup).
-pub fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
     let p = SbParams {
         src: walk(op.src(), 4, cx.arch),
         dst: walk(op.dst(), 4, cx.arch),
@@ -282,7 +282,7 @@ pub fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
 }
 
 /// Every pipeline the encoders above can ask for.
-pub fn variants() -> Vec<PipelineKey> {
+pub(crate) fn variants() -> Vec<PipelineKey> {
     const FLOATS: [u32; 3] = [6, 7, 10];
     const INTS: [u32; 6] = [2, 3, 4, 5, 8, 9];
     let mut keys = Vec::new();

@@ -13,7 +13,7 @@ use crate::isa::tensor::Region;
 use crate::limits::Arch;
 
 /// Copies SBUF then PSUM of `mem` into one byte vector in the buffer layout.
-pub fn pack(mem: &DeviceMemory) -> Vec<u8> {
+pub(crate) fn pack(mem: &DeviceMemory) -> Vec<u8> {
     let mut v = Vec::with_capacity(memory_bytes(mem.arch()) as usize);
     v.extend_from_slice(mem.region_bytes(Region::Sbuf));
     v.extend_from_slice(mem.region_bytes(Region::Psum));
@@ -60,7 +60,7 @@ impl GpuMemory {
     }
 
     /// The buffer (SBUF then PSUM), for the kernels that bind it.
-    pub fn buffer(&self) -> &wgpu::Buffer {
+    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
         &self.buf
     }
 
@@ -72,20 +72,20 @@ impl GpuMemory {
     }
 
     /// The pool read-back buffers come from and go back to.
-    pub fn reads(&self) -> &ReadPool {
+    pub(crate) fn reads(&self) -> &ReadPool {
         &self.reads
     }
 
     /// Closes the upload chunks written since the last call: call before
     /// submitting the copies out of them.
-    pub fn uploads_submitting(&self) {
+    pub(crate) fn uploads_submitting(&self) {
         self.belt().finish();
     }
 
     /// Lets the upload chunks closed by [`GpuMemory::uploads_submitting`]
     /// be mapped again once the GPU is done with them: call after the
     /// submission.
-    pub fn uploads_submitted(&self) {
+    pub(crate) fn uploads_submitted(&self) {
         self.belt().recall();
     }
 
@@ -108,7 +108,7 @@ impl GpuMemory {
 
     /// Sets every byte of SBUF and PSUM to zero on the GPU (no copy from
     /// the host).
-    pub fn zero(&self) -> Result<(), DeviceError> {
+    pub(crate) fn zero(&self) -> Result<(), DeviceError> {
         self.gpu.scoped(|| {
             let mut enc = self.gpu.device.create_command_encoder(&Default::default());
             enc.clear_buffer(&self.buf, 0, Some(memory_bytes(self.arch)));
@@ -121,8 +121,8 @@ impl GpuMemory {
     /// command; the buffer grows (SBUF and PSUM copied on the GPU) when it
     /// is too small (and stays that size). `Ok(false)` when the adapter
     /// cannot bind or allocate that much, or the window would pass
-    /// `MAX_HELD_DRAM`. Call with nothing queued.
-    pub fn hold(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, DeviceError> {
+    /// [`MAX_HELD_DRAM`]. Call with nothing queued.
+    pub(crate) fn hold(&mut self, len: u64, init: &[(u64, &[u8])]) -> Result<bool, DeviceError> {
         let chip = memory_bytes(self.arch);
         let len = len.next_multiple_of(4);
         let limits = self.gpu.device.limits();
@@ -172,7 +172,7 @@ impl GpuMemory {
     /// Hands `sink` the bytes of each of `ranges` of held DRAM (window
     /// offsets), with its index: one staging buffer, one submission, one
     /// wait, behind every submitted command.
-    pub fn read_held(
+    pub(crate) fn read_held(
         &self,
         ranges: &[std::ops::Range<u64>],
         sink: &mut dyn FnMut(usize, &[u8]),
@@ -201,11 +201,11 @@ impl GpuMemory {
     /// 4-byte words, wgpu's copy alignment: partitions are whole words, so
     /// a widened range stays in its partition, and the widening bytes are
     /// `mem`'s too), and the route they take: few or long spans
-    /// (`by_copies`) a slice of the upload belt of their
+    /// ([`by_copies`]) a slice of the upload belt of their
     /// own, their bytes written straight into its mapping (spans from the
     /// slice's offset in its chunk); others the batch's, their bytes
     /// appended to `data` ([`super::batch::Staged`]).
-    pub fn upload_spans(
+    pub(crate) fn upload_spans(
         &self,
         mem: &DeviceMemory,
         ranges: &[HostRange],
@@ -227,7 +227,7 @@ impl GpuMemory {
     /// of host memory: `None` unless every range is whole words and the
     /// writes cover the ranges, each byte once (no gap, no overlap, nothing
     /// outside them).
-    pub fn write_spans(
+    pub(crate) fn write_spans(
         &self,
         ranges: &[HostRange],
         writes: &[HostWrite<'_>],
@@ -316,7 +316,7 @@ impl GpuMemory {
     /// buffer of their own from its byte 0, or a batch's capture buffer from
     /// byte `*at` on, `*at` moving past them), and where each range's own
     /// bytes lie there.
-    pub fn capture_spans(
+    pub(crate) fn capture_spans(
         &self,
         ranges: &[HostRange],
         at: &mut u64,
@@ -375,7 +375,7 @@ impl GpuMemory {
     /// Copies `ranges` of the GPU's memory into `mem` (widened to whole
     /// words as in [`GpuMemory::upload_spans`]): one staging buffer, one
     /// submission, one wait.
-    pub fn download_ranges(
+    pub(crate) fn download_ranges(
         &self,
         mem: &mut DeviceMemory,
         ranges: &[HostRange],
@@ -426,7 +426,7 @@ impl GpuMemory {
 
 /// The most bytes of held DRAM: the window's addresses stay below 2^31,
 /// which `dma.wgsl` reads as one partition (shift 31).
-pub const MAX_HELD_DRAM: u64 = 1 << 31;
+pub(crate) const MAX_HELD_DRAM: u64 = 1 << 31;
 
 /// A storage buffer for device memory of `bytes`.
 fn memory_buffer(gpu: &Gpu, bytes: u64) -> Result<wgpu::Buffer, DeviceError> {
@@ -514,17 +514,17 @@ const FEW_SPANS: usize = 4;
 const LONG_SPAN: u64 = 4096;
 
 /// True when `spans` move best by copy commands: they are few, or long.
-pub fn by_copies(spans: &[Span]) -> bool {
+pub(crate) fn by_copies(spans: &[Span]) -> bool {
     let bytes: u64 = spans.iter().map(|s| s.2).sum();
     spans.len() <= FEW_SPANS || bytes >= LONG_SPAN * spans.len() as u64
 }
 
 /// Where each of a capture's ranges lies in its staging buffer.
-pub type Parts = Vec<std::ops::Range<usize>>;
+pub(crate) type Parts = Vec<std::ops::Range<usize>>;
 
 /// How a DMA's spans move between the host and device memory.
 #[derive(Debug)]
-pub enum Route {
+pub(crate) enum Route {
     /// Copy commands through staging of the DMA's own: a slice of an
     /// upload belt chunk (the spans' staging offsets point into it), or a
     /// read-back buffer of the pool.

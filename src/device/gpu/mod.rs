@@ -34,6 +34,7 @@ pub(crate) mod newer;
 #[doc(hidden)]
 pub mod params;
 pub(crate) mod pool;
+pub(crate) mod shaders;
 pub(crate) mod staging;
 #[doc(hidden)]
 pub mod test_support;
@@ -43,5 +44,7 @@ pub(crate) mod types;
 
 pub use context::{AdapterSummary, BackendChoice, DeviceError, Gpu};
 pub use executor::GpuExecutor;
+#[doc(hidden)]
 pub use kernels::Kernels;
+#[doc(hidden)]
 pub use memory::GpuMemory;

@@ -13,7 +13,7 @@ const EMPTY: (usize, usize) = (usize::MAX, 0);
 
 /// Per region and partition, `[lo, hi)` of partition-relative bytes (empty:
 /// `lo >= hi`).
-pub struct Newer {
+pub(crate) struct Newer {
     arch: Arch,
     spans: [[(usize, usize); PARTITIONS as usize]; 2],
 }
@@ -27,7 +27,7 @@ fn slot(region: Region) -> usize {
 
 impl Newer {
     /// Nothing newer on the GPU.
-    pub fn new(arch: Arch) -> Newer {
+    pub(crate) fn new(arch: Arch) -> Newer {
         Newer {
             arch,
             spans: [[EMPTY; PARTITIONS as usize]; 2],
@@ -35,12 +35,12 @@ impl Newer {
     }
 
     /// The host is current everywhere again.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.spans = [[EMPTY; PARTITIONS as usize]; 2];
     }
 
     /// Every byte may be newer on the GPU.
-    pub fn set_all(&mut self) {
+    pub(crate) fn set_all(&mut self) {
         for region in [Region::Sbuf, Region::Psum] {
             let all = (0, region.active_bytes(self.arch) as usize);
             self.spans[slot(region)] = [all; PARTITIONS as usize];
@@ -54,7 +54,7 @@ impl Newer {
 
     /// The host handed the GPU the bytes of `r` without writing its own
     /// copy: they become newer on the GPU.
-    pub fn add_range(&mut self, r: &HostRange) {
+    pub(crate) fn add_range(&mut self, r: &HostRange) {
         if r.bytes.is_empty() {
             return;
         }
@@ -69,7 +69,7 @@ impl Newer {
     }
 
     /// `op` is queued: the bytes it may write become newer on the GPU.
-    pub fn add_op(&mut self, op: &Op) {
+    pub(crate) fn add_op(&mut self, op: &Op) {
         let Some((dst, size)) = op.dst_walk() else {
             self.set_all();
             return;
@@ -102,7 +102,7 @@ impl Newer {
     }
 
     /// The part of `r` (within one partition) that may be newer on the GPU.
-    pub fn clip(&self, r: &HostRange) -> Option<HostRange> {
+    pub(crate) fn clip(&self, r: &HostRange) -> Option<HostRange> {
         let (lo, hi) = self.span_of(r)?;
         let (lo, hi) = (r.bytes.start.max(lo), r.bytes.end.min(hi));
         (lo < hi).then_some(HostRange {
@@ -113,7 +113,7 @@ impl Newer {
 
     /// The host read `r` back (a range [`Newer::clip`] gave): a partition's
     /// span that `r` covers whole is current on the host again.
-    pub fn read_back(&mut self, r: &HostRange) {
+    pub(crate) fn read_back(&mut self, r: &HostRange) {
         let Some((lo, hi)) = self.span_of(r) else {
             return;
         };
@@ -124,7 +124,7 @@ impl Newer {
     }
 
     /// Every span, as ranges of region bytes.
-    pub fn ranges(&self) -> Vec<HostRange> {
+    pub(crate) fn ranges(&self) -> Vec<HostRange> {
         let mut v = Vec::new();
         for region in [Region::Sbuf, Region::Psum] {
             let active = region.active_bytes(self.arch) as usize;

@@ -220,7 +220,7 @@ pub fn rows_path(op: &PoolOp) -> bool {
 }
 
 /// Whether `op` can run as this adapter's kernel within its loop budget
-/// (`super::tuning::loop_budget`), its loop iterations per invocation kept to 15/16 of
+/// (`tuning::loop_budget`), its loop iterations per invocation kept to 15/16 of
 /// it (llvmpipe counts a few more than the shader shows); the executor runs
 /// an op that cannot on the CPU reference. Two kernels' loops grow with the
 /// record: Pool folds each window in one loop (`pool`: up to [`SEGMENT`]

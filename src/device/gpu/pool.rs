@@ -9,7 +9,7 @@ use crate::device::convert::{InType, OutType};
 use crate::device::ops::pool::PoolOp;
 
 /// The parameter block of `op` on the device of `cx` (`groups_x` filled in).
-pub fn params(op: &PoolOp, cx: &EncodeCx) -> (PoolParams, (u32, u32)) {
+pub(crate) fn params(op: &PoolOp, cx: &EncodeCx) -> (PoolParams, (u32, u32)) {
     let mut p = PoolParams::new(op, cx.arch, cx.rows_max_chunks);
     let g = grid(p.invocations(), cx.max_x);
     p.groups_x = g.0;
@@ -18,7 +18,7 @@ pub fn params(op: &PoolOp, cx: &EncodeCx) -> (PoolParams, (u32, u32)) {
 
 /// The pipeline of a variant; AVG's adds by bits or not (`ADD_BY_BITS`;
 /// the other folds never add, so they have one pipeline).
-pub fn key(v: Variant, add_by_bits: bool) -> PipelineKey {
+pub(crate) fn key(v: Variant, add_by_bits: bool) -> PipelineKey {
     let mut constants = vec![
         ("OP", v.op),
         ("IN_DTYPE", v.in_dtype),
@@ -37,7 +37,7 @@ pub fn key(v: Variant, add_by_bits: bool) -> PipelineKey {
 }
 
 /// `op` as one dispatch.
-pub fn dispatch(op: &PoolOp, cx: &EncodeCx) -> Dispatch {
+pub(crate) fn dispatch(op: &PoolOp, cx: &EncodeCx) -> Dispatch {
     let (p, grid) = params(op, cx);
     Dispatch {
         key: key(p.variant(), cx.add_by_bits),
@@ -50,7 +50,7 @@ pub fn dispatch(op: &PoolOp, cx: &EncodeCx) -> Dispatch {
 /// produce (both entry points, every dtype pair and fold, `pool_rows`' store
 /// paths and unrolled rows), AVG with either sum. A superset of what
 /// validation lets through; the portability test translates each one.
-pub fn variants() -> Vec<PipelineKey> {
+pub(crate) fn variants() -> Vec<PipelineKey> {
     let mut out = Vec::new();
     for op in [OP_MAX, OP_AVG, OP_SELECT] {
         for i in InType::ALL {

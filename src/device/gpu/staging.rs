@@ -29,18 +29,18 @@ const GRAIN: u64 = 64 << 10;
 const SMALLEST: u64 = 256;
 /// Sub-allocation unit of the upload belt: smaller uploads share a chunk,
 /// a larger one gets a chunk of its own size (kept for the next as large).
-pub const UPLOAD_CHUNK: u64 = 1 << 20;
+pub(crate) const UPLOAD_CHUNK: u64 = 1 << 20;
 
 /// `MAP_READ | COPY_DST` buffers the host has finished reading.
 #[derive(Debug, Default)]
-pub struct ReadPool {
+pub(crate) struct ReadPool {
     free: Mutex<Vec<wgpu::Buffer>>,
 }
 
 impl ReadPool {
     /// A buffer of at least `size` bytes to copy into and map for reading:
     /// the smallest free one that is at most twice as large, or a new one.
-    pub fn take(&self, gpu: &Gpu, size: u64) -> Result<wgpu::Buffer, DeviceError> {
+    pub(crate) fn take(&self, gpu: &Gpu, size: u64) -> Result<wgpu::Buffer, DeviceError> {
         let size = if size >= GRAIN {
             size.next_multiple_of(GRAIN)
         } else {
@@ -68,7 +68,7 @@ impl ReadPool {
 
     /// Keeps `buf` (unmapped) for a later [`ReadPool::take`]; the oldest
     /// go when more than `KEEP_BUFFERS` buffers or `KEEP_BYTES` bytes are kept.
-    pub fn give_back(&self, buf: wgpu::Buffer) {
+    pub(crate) fn give_back(&self, buf: wgpu::Buffer) {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         free.push(buf);
         while free.len() > KEEP_BUFFERS || free.iter().map(|b| b.size()).sum::<u64>() > KEEP_BYTES {
@@ -78,7 +78,7 @@ impl ReadPool {
 }
 
 /// A read-back buffer whose first `size` bytes' mapping was requested.
-pub struct Staging {
+pub(crate) struct Staging {
     buf: wgpu::Buffer,
     size: u64,
     mapped: Receiver<Result<(), wgpu::BufferAsyncError>>,
@@ -87,7 +87,7 @@ pub struct Staging {
 impl Staging {
     /// Requests the mapping of `buf`'s first `size` bytes (the copies into
     /// them must be submitted).
-    pub fn map(buf: wgpu::Buffer, size: u64) -> Staging {
+    pub(crate) fn map(buf: wgpu::Buffer, size: u64) -> Staging {
         let size = size.max(4);
         let (tx, mapped) = std::sync::mpsc::channel();
         buf.map_async(wgpu::MapMode::Read, ..size, move |r| {
@@ -98,7 +98,7 @@ impl Staging {
 
     /// Its mapped bytes; the device must have been waited for since it was
     /// started.
-    pub fn open(self) -> Result<Mapped, DeviceError> {
+    pub(crate) fn open(self) -> Result<Mapped, DeviceError> {
         match self.mapped.try_recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(DeviceError::Lost(format!("map_async: {e}"))),
@@ -116,19 +116,19 @@ impl Staging {
 }
 
 /// A read-back buffer's mapped bytes.
-pub struct Mapped {
+pub(crate) struct Mapped {
     view: wgpu::BufferView,
     buf: wgpu::Buffer,
 }
 
 impl Mapped {
     /// The bytes.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.view
     }
 
     /// Unmaps the buffer and gives it back to `pool`.
-    pub fn release(self, pool: &ReadPool) {
+    pub(crate) fn release(self, pool: &ReadPool) {
         drop(self.view);
         self.buf.unmap();
         pool.give_back(self.buf);
@@ -136,7 +136,7 @@ impl Mapped {
 }
 
 /// Reads a whole buffer back to the host through a staging buffer.
-pub fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
+pub(crate) fn read_buffer(gpu: &Gpu, buf: &wgpu::Buffer) -> Result<Vec<u8>, DeviceError> {
     let size = buf.size();
     read_spans(
         gpu,

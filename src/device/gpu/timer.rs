@@ -5,14 +5,14 @@ use super::staging::read_buffer;
 use std::time::Duration;
 
 /// GPU timestamps around one compute pass, when the device has them.
-pub struct Timer {
+pub(crate) struct Timer {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
 }
 
 impl Timer {
     /// A timer, or `None` without timestamp queries.
-    pub fn new(gpu: &Gpu) -> Option<Timer> {
+    pub(crate) fn new(gpu: &Gpu) -> Option<Timer> {
         if !gpu.timestamps {
             return None;
         }
@@ -31,7 +31,7 @@ impl Timer {
     }
 
     /// The pass descriptor's timestamp writes.
-    pub fn writes(&self) -> wgpu::ComputePassTimestampWrites<'_> {
+    pub(crate) fn writes(&self) -> wgpu::ComputePassTimestampWrites<'_> {
         wgpu::ComputePassTimestampWrites {
             query_set: &self.set,
             beginning_of_pass_write_index: Some(0),
@@ -40,12 +40,12 @@ impl Timer {
     }
 
     /// Records the query resolve after the pass.
-    pub fn resolve(&self, enc: &mut wgpu::CommandEncoder) {
+    pub(crate) fn resolve(&self, enc: &mut wgpu::CommandEncoder) {
         enc.resolve_query_set(&self.set, 0..2, &self.resolve, 0);
     }
 
     /// The pass's duration (after the submission completed).
-    pub fn read(&self, gpu: &Gpu) -> Result<Duration, DeviceError> {
+    pub(crate) fn read(&self, gpu: &Gpu) -> Result<Duration, DeviceError> {
         let b = read_buffer(gpu, &self.resolve)?;
         let t0 = u64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
         let t1 = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));

@@ -47,7 +47,7 @@ pub fn rows_max_chunks(device_type: wgpu::DeviceType) -> u32 {
 /// at 16 positions 0.47, 0.37, 0.47 of the copy kernel; at 64, 0.60, 0.47,
 /// 0.56). A hardware GPU keeps 16, so that adjacent invocations stay near
 /// adjacent bytes (not yet measured on hardware).
-pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
+pub(crate) fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
     match device_type {
         wgpu::DeviceType::Cpu => 64,
         _ => 16,
@@ -61,12 +61,12 @@ pub fn row_per_max(device_type: wgpu::DeviceType) -> u32 {
 /// lavapipe (Mesa 22.3), an All-axis CrossLaneReduce of nac lanes × M
 /// elements in one invocation: 127 × 514 and 64 × 1,022 right, 127 × 515 and
 /// 64 × 1,023 wrong (a few more iterations than the shader's loops show).
-pub const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
+pub(crate) const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
 
 /// The loop iterations one invocation may make on an adapter of type
 /// `device_type`: [`LLVMPIPE_LOOP_ITERATIONS`] on a software rasterizer
 /// (lavapipe, and llvmpipe through GL), no limit on a hardware GPU.
-pub fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
+pub(crate) fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
     match device_type {
         wgpu::DeviceType::Cpu => Some(LLVMPIPE_LOOP_ITERATIONS),
         _ => None,
@@ -82,7 +82,7 @@ pub fn loop_budget(device_type: wgpu::DeviceType) -> Option<u64> {
 /// the copy kernel at 1, 0.73–0.76 at 2, 0.81 at 4, 0.39 at 8, whose 32
 /// accumulators spill). A hardware GPU keeps 1: neighbouring invocations
 /// read neighbouring vec4s, and 4 times the invocations fill its cores.
-pub fn clr_quads_max(device_type: wgpu::DeviceType) -> u32 {
+pub(crate) fn clr_quads_max(device_type: wgpu::DeviceType) -> u32 {
     match device_type {
         wgpu::DeviceType::Cpu => 4,
         _ => 1,
@@ -97,6 +97,6 @@ pub fn clr_quads_max(device_type: wgpu::DeviceType) -> u32 {
 /// about 2.5x for the integer add (lavapipe: AVG 2x2 fp32 0.48 GB/s beside MAX's
 /// 1.20 under load), so it keeps its own adds; `tests/device/backends.rs` runs the
 /// integer adds on it too, bit for bit against the CPU.
-pub fn add_by_bits(device_type: wgpu::DeviceType) -> bool {
+pub(crate) fn add_by_bits(device_type: wgpu::DeviceType) -> bool {
     !matches!(device_type, wgpu::DeviceType::Cpu)
 }

@@ -1,11 +1,13 @@
 //! The leaf of the GPU backend: the plain types and layout facts the other
-//! files share, using none of theirs — where SBUF, PSUM and held DRAM sit in
+//! files share, using none of theirs but the program table ([`Shader`],
+//! from `shaders.rs`) — where SBUF, PSUM and held DRAM sit in
 //! the memory buffer ([`region_base`], [`memory_bytes`]), a [`Span`] the
 //! host's bytes move along, and what an encoder knows of the device
 //! ([`EncodeCx`], made by [`EncodeCx::of`] in [`super::tuning`]), and what
 //! names a compiled pipeline ([`Shader`], [`PipelineKey`]; the device's
 //! pipeline cache is keyed by them).
 
+pub use super::shaders::Shader;
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
 
@@ -35,46 +37,20 @@ pub struct EncodeCx {
     /// The adapter's most workgroups per grid dimension.
     pub max_x: u32,
     /// Pool's `pool_rows`: most runs of 4 outputs per invocation
-    /// ([`super::tuning::rows_max_chunks`]).
+    /// (`tuning::rows_max_chunks`).
     pub rows_max_chunks: u32,
     /// Pool AVG: add in integer arithmetic (`ADD_BY_BITS`,
-    /// `super::tuning::add_by_bits`).
+    /// `tuning::add_by_bits`).
     pub add_by_bits: bool,
     /// Elementwise row path: most positions per invocation
-    /// (`super::tuning::row_per_max`).
+    /// (`tuning::row_per_max`).
     pub row_per_max: u32,
     /// CrossLaneReduce: most vec4s per lane per invocation (1 or 4,
-    /// `super::tuning::clr_quads_max`).
+    /// `tuning::clr_quads_max`).
     pub clr_quads_max: u32,
     /// The most loop iterations one invocation may make
-    /// (`super::tuning::loop_budget`); `None`: no limit.
+    /// (`tuning::loop_budget`); `None`: no limit.
     pub loop_budget: Option<u64>,
-}
-
-/// A WGSL program of the library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Shader {
-    /// Pool and MaxPoolSelect ([`super::kernels::POOL_WGSL`]).
-    Pool,
-    /// The reference copy ([`super::kernels::COPY_WGSL`]).
-    Copy,
-    /// Copy and Cast records ([`super::kernels::CAST_WGSL`]).
-    Cast,
-    /// Iota records ([`super::kernels::IOTA_WGSL`]).
-    Iota,
-    /// Tensor-Tensor records ([`super::kernels::TENSOR_TENSOR_WGSL`]).
-    TensorTensor,
-    /// CrossLaneReduce records ([`super::kernels::CROSS_LANE_WGSL`]).
-    CrossLane,
-    /// NonzeroWithCount records ([`super::kernels::NONZERO_WGSL`]).
-    Nonzero,
-    /// GetSequenceBounds records ([`super::kernels::SEQ_BOUNDS_WGSL`]).
-    SeqBounds,
-    /// DMAs between on-chip places ([`super::kernels::DMA_WGSL`]).
-    Dma,
-    /// The host's spans ([`super::kernels::SPANS_WGSL`]; the memory layout plus bindings 3
-    /// and 4, [`super::kernels::Kernels::spans_layout`]).
-    Spans,
 }
 
 /// What identifies a compiled pipeline: the program, the entry point and

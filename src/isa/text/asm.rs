@@ -397,6 +397,11 @@ fn put_field(r: &mut Record, f: &FieldDef, v: Tok) -> PResult<()> {
         Kind::SubDim => {
             b[0] = parse_named(v, "a subdim name", |s| PoolDim::from_name(s).map(|x| x.0))?
         }
+        Kind::PoolFunc => {
+            b[0] = parse_named(v, "a pool func name", |s| {
+                PoolFunc::from_name(s).map(|x| x.0)
+            })?
+        }
         Kind::ReduceOp => {
             b[0] = parse_named(v, "a reduce op name", |s| {
                 ReduceOp::from_name(s).map(|x| x.0)

@@ -1,7 +1,7 @@
 //! The printer half of the text form (see the [module docs](super)).
 
 use super::{Form, form, layout};
-use crate::isa::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, ReduceAxis, ReduceOp};
+use crate::isa::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, PoolFunc, ReduceAxis, ReduceOp};
 use crate::isa::layout::{Codec, FieldDef, Kind, Role};
 use crate::isa::record::{Events, Header, Record, hex};
 use crate::isa::s4d4_pl::S4d4Pl;
@@ -135,6 +135,7 @@ fn push_field(s: &mut String, r: &Record, f: &FieldDef) {
         }
         Kind::AluOp => AluOp(b[0]).to_string(),
         Kind::SubDim => PoolDim(b[0]).to_string(),
+        Kind::PoolFunc => PoolFunc(b[0]).to_string(),
         Kind::ReduceOp => ReduceOp(b[0]).to_string(),
         Kind::ReduceAxis => ReduceAxis(b[0]).to_string(),
         Kind::ImmSrc => ImmSrc(b[0]).to_string(),

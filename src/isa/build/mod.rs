@@ -1,5 +1,6 @@
 //! Typed record builders for the SPEC-KERNELS structs (COPY, CAST, IOTA and
-//! the tensor-tensor pair), for tests, the runtime and the front end.
+//! the tensor-tensor pair), for tests, the runtime and the front end; the
+//! control and DMA records' builders are in [`control`].
 //!
 //! A [`Geometry`] holds the walks' shape and addresses; its defaults make
 //! records that pass validation on POOL (CAYMAN): 16 lanes from partition 0,
@@ -31,6 +32,8 @@
 //! assert!(check(&g.engine_nop(2).encode(), t).is_ok());
 //! assert!(check(&g.ext_tta(1, AluOp::MULT, Dtype::BFLOAT16).encode(), t).is_ok());
 //! ```
+
+pub mod control;
 
 use super::d4_iota::D4Iota;
 use super::enums::{AluOp, Dtype};
