@@ -629,4 +629,21 @@ impl Finished {
     pub fn machine(&self) -> &Machine {
         &self.machine
     }
+
+    /// Every output with its bytes, in the model's order, taken out of the
+    /// run: a model's one output is moved out of DRAM without a copy when it
+    /// can be ([`Machine::into_variable`]); several outputs are copied.
+    pub fn into_outputs(self) -> Vec<(TensorInfo, Vec<u8>)> {
+        if let [one] = &self.outputs[..] {
+            let t = one.clone();
+            return self
+                .machine
+                .into_variable(&t.name)
+                .map(|b| vec![(t, b)])
+                .unwrap_or_default();
+        }
+        self.outputs()
+            .map(|(t, b)| (t.clone(), b.to_vec()))
+            .collect()
+    }
 }

@@ -186,7 +186,7 @@ NRT_STATUS nrt_load_collectives(const void *neff_bytes, size_t size, int32_t vnc
 NRT_STATUS nrt_unload(nrt_model_t *model);
 NRT_STATUS nrt_get_model_nc_count(const nrt_model_t *model, uint32_t *vnc_count);
 NRT_STATUS nrt_get_model_vnc_count(const nrt_model_t *model, uint32_t *vnc_count);
-NRT_STATUS nrt_get_model_instance_count(const nrt_model_t *model, uint32_t *instance_count);
+NRT_STATUS nrt_get_model_instance_count(nrt_model_t *model, uint32_t *instance_count);
 NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
                               size_t *info_size_out);
 NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info);
@@ -230,7 +230,8 @@ NRT_STATUS nrt_tensor_reset_output_completion(nrt_tensor_t *output_tensor);
 /* ---- Profiling, async, single-worker collectives (§8, NRT-EC-20) ---- */
 NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename);
 NRT_STATUS nrt_profile_stop(const char *filename);
-NRT_STATUS nrt_async_drain_queued_execs(void);
+/** 0: nothing is ever queued (the vnc is not looked at). */
+NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc);
 NRT_STATUS nrt_barrier(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 NRT_STATUS nrt_build_global_comm(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 NRT_STATUS nrt_cc_global_comm_init(uint32_t vnc, uint32_t g_device_id, uint32_t g_device_count);

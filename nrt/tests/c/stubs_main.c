@@ -37,6 +37,7 @@ int main(void) {
     ROW(nrt_profile_start(NULL, "x.ntff"), NRT_SUCCESS);
     ROW(nrt_profile_stop("x.ntff"), NRT_SUCCESS);
     ROW(nrt_cc_create_stream(), NRT_INVALID);
+    ROW(nrt_async_drain_queued_execs(0), NRT_SUCCESS);
     ROW(nrt_trace_start(true), NRT_INVALID);
     int err = 7;
     row("nrt_get_libnccl_net -> NULL", nrt_get_libnccl_net(&err, (char *)out, sizeof out) == NULL, 1);
