@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark of the libnrt bindings (nrt/, not a test): nrt_execute of a pool2d NEFF in a loop,
-# inputs written once, beside `tpb-emu run`'s in-process run time of the same NEFF, and
-# nrt_load beside `tpb-emu inspect`.
+# inputs written once, beside `tpb-emu run`'s in-process run time of the same NEFF (interleaved
+# rounds, medians), and nrt_load beside `tpb-emu inspect`.
 #
 #   scripts/bench-libnrt.sh [BACKEND] [N C H W] [RUNS]     (default: cpu 1 128 720 720, 5 runs)
 #
@@ -31,8 +31,18 @@ for _ in 1 2 3; do
     s=$(date +%s.%N); "$tpb" inspect "$dir/pool.neff" >/dev/null; e=$(date +%s.%N)
     echo "tpb-emu inspect (whole process): $(echo "($e - $s) * 1000" | bc -l | cut -c1-8) ms"
 done
+# Interleaved rounds, so that a busy machine slows both sides alike: one `tpb-emu run` (its
+# in-process wall time) and one bench process whose second nrt_execute (the steady state of a
+# loop with inputs written once) is taken; then the medians and their ratio.
+cli_ms=() nrt_ms=()
 for _ in $(seq "$runs"); do
-    "$tpb" run "$dir/pool.neff" --input "$name=$dir/x.npy" --out "$dir/out" --backend "$backend" \
-        2>&1 | grep 'wall time' | sed 's/^/tpb-emu run: /'
+    line=$("$tpb" run "$dir/pool.neff" --input "$name=$dir/x.npy" --out "$dir/out" --backend "$backend" 2>&1 | grep 'wall time')
+    echo "tpb-emu run: $line"
+    cli_ms+=("$(echo "$line" | sed -E 's/.*wall time: ([0-9.]+) (m?s).*/\1 \2/' | awk '{print ($2=="s") ? $1*1000 : $1}')")
+    out=$(LD_LIBRARY_PATH=target/release TPB_EMU_BACKEND=$backend "$dir/bench" "$dir/pool.neff" 2)
+    echo "$out" | grep -E 'nrt_load|run 2' | sed 's/^/libnrt: /'
+    nrt_ms+=("$(echo "$out" | sed -nE 's/nrt_execute run 2: ([0-9.]+) ms/\1/p')")
 done
-LD_LIBRARY_PATH=target/release TPB_EMU_BACKEND=$backend "$dir/bench" "$dir/pool.neff" "$runs"
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+c=$(median "${cli_ms[@]}") n=$(median "${nrt_ms[@]}")
+echo "median over $runs rounds: tpb-emu run ${c} ms, nrt_execute ${n} ms, ratio $(echo "$n / $c" | bc -l | cut -c1-5) (target <= 1.05)"

@@ -135,6 +135,9 @@ pub enum Input {
     Mapped(memmap2::Mmap),
     /// Anything else, read whole within the limit ([`read_bounded`]).
     Read(Vec<u8>),
+    /// Bytes owned elsewhere and kept alive, unchanged, by the box: a
+    /// caller's buffer lent without a copy (the Python bindings' NumPy arrays).
+    Borrowed(Box<dyn AsRef<[u8]> + Send + Sync>),
 }
 
 impl AsRef<[u8]> for Input {
@@ -149,6 +152,7 @@ impl std::ops::Deref for Input {
         match self {
             Input::Mapped(m) => m,
             Input::Read(v) => v,
+            Input::Borrowed(b) => (**b).as_ref(),
         }
     }
 }

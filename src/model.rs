@@ -504,6 +504,23 @@ impl Prepared {
         self.staged.dram_init.get(base, base + len)
     }
 
+    /// Sets the bytes variable `name` starts the run with: an output's
+    /// initial bytes, which the run keeps wherever the program does not
+    /// write (libnrt's output tensors, SPEC-NRT §7.3). False, and nothing
+    /// changed, when there is no such variable or `bytes` is not its size.
+    pub fn seed(&mut self, name: &str, bytes: &[u8]) -> bool {
+        let Some((_, base, len)) = self.staged.layout().find(|(n, ..)| *n == name) else {
+            return false;
+        };
+        if bytes.len() as u64 != len {
+            return false;
+        }
+        let (window, first) = self.staged.dram_init.window_mut(base, base + len);
+        let at = (base - first) as usize;
+        window[at..at + bytes.len()].copy_from_slice(bytes);
+        true
+    }
+
     /// Runs it on `exec` within `opts`' budgets, with a trace of every
     /// record and a progress callback (records executed so far).
     pub fn run(
@@ -611,5 +628,22 @@ impl Finished {
     /// The machine the run ended on.
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+
+    /// Every output with its bytes, in the model's order, taken out of the
+    /// run: a model's one output is moved out of DRAM without a copy when it
+    /// can be ([`Machine::into_variable`]); several outputs are copied.
+    pub fn into_outputs(self) -> Vec<(TensorInfo, Vec<u8>)> {
+        if let [one] = &self.outputs[..] {
+            let t = one.clone();
+            return self
+                .machine
+                .into_variable(&t.name)
+                .map(|b| vec![(t, b)])
+                .unwrap_or_default();
+        }
+        self.outputs()
+            .map(|(t, b)| (t.clone(), b.to_vec()))
+            .collect()
     }
 }

@@ -373,17 +373,38 @@ fn load(
     // SAFETY: `bytes` is non-NULL and the caller gives `size` readable bytes; they are copied,
     // so the caller may free them when this returns.
     let data = unsafe { std::slice::from_raw_parts(bytes, size) }.to_vec();
-    let opts = LoadOptions {
+    let mut opts = LoadOptions {
         // NRT-EC-4: the runtime's default, unlike the CLI's NEFF-EC-2.
         verify: state::env_true("NEURON_RT_VALIDATE_HASH"),
         strict: false,
         arch: cfg.arch,
     };
-    let m =
-        tpb_emu::model::Model::from_neff_bytes_status(data, "NEFF", &opts).map_err(|(e, s)| {
+    // NRT-EC-4 `NEURON_RT_ALLOW_LEGACY_NEFF`: NEFF-EC-17's arch mismatch only warns, and the
+    // NEFF runs on its own generation. The bytes are kept for that second reading only when
+    // a mismatch is possible (TPB_EMU_ARCH set).
+    let legacy = cfg.arch.is_some() && state::env_true("NEURON_RT_ALLOW_LEGACY_NEFF");
+    let retry = legacy.then(|| data.clone());
+    let m = match tpb_emu::model::Model::from_neff_bytes_status(data, "NEFF", &opts) {
+        Ok(m) => m,
+        Err((e, _)) if retry.is_some() && e.contains(ARCH_MISMATCH) => {
+            log(
+                Level::Warn,
+                &format!("nrt_load: {e} (NEURON_RT_ALLOW_LEGACY_NEFF: loaded for the NEFF's arch)"),
+            );
+            opts.arch = None;
+            let data = retry.unwrap_or_default();
+            tpb_emu::model::Model::from_neff_bytes_status(data, "NEFF", &opts).map_err(
+                |(e, s)| {
+                    log(Level::Error, &format!("nrt_load: {e}"));
+                    load_status(&e, s)
+                },
+            )?
+        }
+        Err((e, s)) => {
             log(Level::Error, &format!("nrt_load: {e}"));
-            s as Status
-        })?;
+            return Err(load_status(&e, s));
+        }
+    };
     for w in m.warnings() {
         log(Level::Warn, &format!("nrt_load: {w}"));
     }
@@ -402,6 +423,7 @@ fn load(
         outputs,
         running: Mutex::new(()),
         backend: cfg.backend,
+        timeout: exec_timeout(),
     });
     let mut r = registry();
     // A close while loading: the model is not registered.
@@ -410,6 +432,41 @@ fn load(
     r.models.insert(h, loaded);
     // SAFETY: `model` is non-NULL (checked above).
     unsafe { put(model, h as *mut c_void) }
+}
+
+/// NEFF-EC-17's message for a NEFF built for another generation than `TPB_EMU_ARCH`.
+const ARCH_MISMATCH: &str = "Loading a NEFF compiled for a different arch is not allowed";
+
+/// NRT-EC-10/EC-16: the status of a reader failure. The reader's own status, except that step
+/// 12's one-graph rule gives `NRT_LOAD_NOT_ENOUGH_NC` (9) for two or more graphs (one subgraph
+/// per core, SPEC-NRT §11 (13)) and 2 for none. The reader reports both as one message, "N
+/// graphs in FILE; the emulator runs one" (src/neff/model.rs), which is matched here until the
+/// reader gives the count a type of its own.
+fn load_status(message: &str, status: u32) -> Status {
+    let graphs = message
+        .split_once(" graphs in ")
+        .and_then(|(head, _)| head.rsplit(' ').next()?.parse::<u64>().ok());
+    match graphs {
+        Some(n) if n >= 2 && message.ends_with("; the emulator runs one") => NRT_LOAD_NOT_ENOUGH_NC,
+        _ => status as Status,
+    }
+}
+
+/// NRT-EC-4 `NEURON_RT_EXEC_TIMEOUT`, read at load: seconds per execution, default 600, 0 for
+/// none; a value that is not a whole number of seconds warns and keeps the default.
+fn exec_timeout() -> Option<std::time::Duration> {
+    const DEFAULT: u64 = 600;
+    let secs = match std::env::var("NEURON_RT_EXEC_TIMEOUT") {
+        Err(_) => DEFAULT,
+        Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
+            log(
+                Level::Warn,
+                &format!("NEURON_RT_EXEC_TIMEOUT={v:?}: not a number of seconds, {DEFAULT} used"),
+            );
+            DEFAULT
+        }),
+    };
+    (secs > 0).then(|| std::time::Duration::from_secs(secs))
 }
 
 /// NRT-EC-20 `nrt_load_collectives`: one rank of one device is `nrt_load`.
@@ -1271,20 +1328,15 @@ fn execute(
     let (ins, outs) = bind(&m, input_set, output_set)?;
     let mut data: HashMap<String, HostBytes> = HashMap::with_capacity(ins.len());
     for (b, io) in ins.iter().zip(&m.inputs) {
-        let shared = match b.storage.shared_view(b.start, io.size) {
-            Some(v) => v,
-            None => {
-                // SAFETY: the view holds at least `io.size` bytes from `start` (bind checked),
-                // and the Arc keeps the storage alive.
-                let bytes =
-                    unsafe { std::slice::from_raw_parts(b.storage.ptr().add(b.start), io.size) }
-                        .to_vec();
-                // Shared, not owned: the mapping onto the program clones inputs, and a shared
-                // clone is a reference count, not a copy of the bytes.
-                let len = bytes.len();
-                HostBytes::shared(Arc::new(Input::Read(bytes)), 0..len).ok_or(NRT_FAILURE)?
-            }
+        // Lent, not copied: the run reads the tensor's bytes in place (the Arc keeps the
+        // storage alive until the run's last reference to them is gone).
+        let lent = Lent {
+            storage: b.storage.clone(),
+            start: b.start,
+            len: io.size,
         };
+        let shared = HostBytes::shared(Arc::new(Input::Borrowed(Box::new(lent))), 0..io.size)
+            .ok_or(NRT_FAILURE)?;
         data.insert(io.name.clone(), shared);
     }
     // Runs of one model are serialised; other models run concurrently.
@@ -1293,8 +1345,28 @@ fn execute(
         log(Level::Error, &format!("nrt_execute: {e}"));
         model_status(&e)
     };
-    let prepared = m.model.prepare(&data).map_err(fail)?;
+    let mut prepared = m.model.prepare(&data).map_err(fail)?;
     drop(data);
+    // §7.3: each output variable starts with its tensor's current bytes (a device tensor is
+    // written in place on hardware, so the bytes a program skips keep their value). A tensor
+    // of zeros is what staging already holds, so only other bytes are copied in.
+    for (b, io) in outs.iter().zip(&m.outputs) {
+        // SAFETY: the view holds at least `io.size` bytes from `start` (bind checked), kept
+        // alive by the Arc; the model's run lock is held, and a concurrent write through
+        // `nrt_tensor_get_va` during an execute is the caller's race, as in libnrt.
+        let bytes = unsafe { std::slice::from_raw_parts(b.storage.ptr().add(b.start), io.size) };
+        if !all_zero(bytes) && !prepared.seed(&io.name, bytes) {
+            state::log_once(
+                Level::Warn,
+                &format!("seed {}", io.name),
+                &format!(
+                    "nrt_execute: output {}: its variable's size differs from the tensor \
+                     info's; the run starts it from zeros",
+                    io.name
+                ),
+            );
+        }
+    }
     let choice = if m.model.needs_device() {
         m.backend
     } else {
@@ -1308,14 +1380,36 @@ fn execute(
         log(Level::Error, &format!("nrt_execute: backend: {e}"));
         NRT_HW_ERROR
     })?;
-    let finished = prepared
-        .run(
-            exec.as_mut(),
-            &RunOptions::default(),
-            &mut tpb_emu::device::NoTrace,
-            &mut |_| (),
-        )
-        .map_err(fail)?;
+    // NEURON_RT_EXEC_TIMEOUT (read at load): checked between records, every PROGRESS_EVERY.
+    let start = std::time::Instant::now();
+    let mut timed_out = false;
+    let mut check = |_| match m.timeout {
+        Some(t) if start.elapsed() > t => {
+            timed_out = true;
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    };
+    let result = prepared.run_controlled(
+        exec.as_mut(),
+        &RunOptions::default(),
+        &mut tpb_emu::device::NoTrace,
+        &mut check,
+    );
+    let finished = result.map_err(|e| {
+        if timed_out {
+            log(
+                Level::Error,
+                &format!(
+                    "nrt_execute: timed out after {:.1} s (NEURON_RT_EXEC_TIMEOUT)",
+                    start.elapsed().as_secs_f64()
+                ),
+            );
+            NRT_TIMEOUT
+        } else {
+            fail(e)
+        }
+    })?;
     // Outputs are copied back only after a successful run, in info order.
     for (b, io) in outs.iter().zip(&m.outputs) {
         let got = finished.output(&io.name).ok_or(NRT_FAILURE)?;
@@ -1330,6 +1424,31 @@ fn execute(
         }
     }
     Ok(())
+}
+
+/// An input tensor's bytes lent to a run: `len` bytes from `start` of the storage.
+struct Lent {
+    storage: Arc<Storage>,
+    start: usize,
+    len: usize,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `bind` checked that the view holds `len` bytes from `start`; the Arc keeps
+        // the storage alive. Writes into it while a run reads it are the caller's race (a
+        // tensor bound as input and output is written back only after the run).
+        unsafe { std::slice::from_raw_parts(self.storage.ptr().add(self.start), self.len) }
+    }
+}
+
+/// True when every byte is 0 (eight at a time).
+fn all_zero(bytes: &[u8]) -> bool {
+    let (head, words, tail) = {
+        // SAFETY: u64 has no invalid bit patterns; align_to splits at alignment boundaries.
+        unsafe { bytes.align_to::<u64>() }
+    };
+    head.iter().all(|&b| b == 0) && tail.iter().all(|&b| b == 0) && words.iter().all(|&w| w == 0)
 }
 
 /// 5.25 `nrt_execute_repeat` (NRT-EC-15): ≤ 1 is `nrt_execute`, above → 2.

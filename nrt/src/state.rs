@@ -331,11 +331,10 @@ enum Owned {
     No,
     /// The allocator, with this layout.
     Heap(std::alloc::Layout),
-    /// A shared mapping of this memory file (large tensors: a run maps the
-    /// same pages read-only as its input instead of copying them).
+    /// A shared mapping of this memory file (large tensors).
     File {
         /// The memory file.
-        file: std::fs::File,
+        _file: std::fs::File,
         /// The writable mapping `ptr` points into (unmapped on drop).
         _map: memmap2::MmapMut,
     },
@@ -385,29 +384,11 @@ impl Storage {
         Some(Storage {
             ptr: NonNull::new(map.as_mut_ptr())?,
             len,
-            owned: Owned::File { file, _map: map },
+            owned: Owned::File {
+                _file: file,
+                _map: map,
+            },
         })
-    }
-
-    /// The view `[start, start + len)` as bytes a run may take without a
-    /// copy: a read-only mapping of the same pages, for a file-backed storage.
-    pub fn shared_view(&self, start: usize, len: usize) -> Option<tpb_emu::files::HostBytes> {
-        let Owned::File { file, .. } = &self.owned else {
-            return None;
-        };
-        let page = 4096;
-        let base = start / page * page;
-        // SAFETY: a read-only shared mapping of the storage's own memory file, inside its size.
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(base as u64)
-                .len(start - base + len)
-                .populate()
-                .map(file)
-        }
-        .ok()?;
-        let input = std::sync::Arc::new(tpb_emu::files::Input::Mapped(map));
-        tpb_emu::files::HostBytes::shared(input, start - base..start - base + len)
     }
 
     /// The caller's buffer (`nrt_tensor_attach_buffer`); never freed here.
@@ -487,6 +468,8 @@ pub struct LoadedModel {
     pub running: Mutex<()>,
     /// The backend chosen at `nrt_init`.
     pub backend: BackendChoice,
+    /// `NEURON_RT_EXEC_TIMEOUT` as read at load (`None`: no limit).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Everything the handles name.

@@ -195,8 +195,8 @@ fn the_c_client_matches_tpb_emu_run_on_the_cpu() {
         let d = tempfile::tempdir().unwrap();
         compare_with_cli(&neff, d.path(), &exe, "cpu");
     }
-    // An input of 1 MiB or more: tensors of that size live in a memory file that a run maps
-    // instead of copying (nrt/src/state.rs, FILE_BACKED).
+    // An input of 1 MiB or more: tensors of that size live in a memory file (nrt/src/state.rs,
+    // FILE_BACKED); a run reads every input tensor in place (api.rs, Lent).
     let big = tempfile::tempdir().unwrap();
     let neff = pooled(big.path(), [1, 16, 128, 130]);
     let d = tempfile::tempdir().unwrap();
@@ -247,7 +247,7 @@ fn the_clients_are_clean_under_valgrind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let neff = packed(dir.path());
-    // 1 MiB or more: the memory-file storage and its read-only view of a run.
+    // 1 MiB or more: the memory-file storage, read in place by a run.
     let pool = pooled(dir.path(), [1, 16, 128, 130]);
     let run_neff = compile("run_neff", dir.path());
     let checklist = compile("checklist", dir.path());
@@ -321,25 +321,87 @@ fn exports_carry_libnrt_symbol_versions_and_match_the_header() {
         assert_eq!(ver, want, "{line}");
         exported.push(name.to_string());
     }
-    // The header declares exactly the exported functions.
+    // The headers declare exactly the exported functions.
+    let mut declared = declared_functions();
+    exported.sort();
+    declared.sort();
+    assert_eq!(exported, declared);
+}
+
+/// The headers of `nrt/include/nrt`, file names sorted.
+fn headers() -> Vec<String> {
+    let mut hs: Vec<String> = std::fs::read_dir(root().join("nrt/include/nrt"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".h"))
+        .collect();
+    hs.sort();
+    hs
+}
+
+/// Every function the project's headers declare (a declaration starts a line; continuation
+/// lines are indented).
+fn declared_functions() -> Vec<String> {
     let mut declared = Vec::new();
-    for h in ["nrt.h", "nrt_status.h", "nrt_version.h"] {
+    for h in headers() {
         let text = std::fs::read_to_string(root().join("nrt/include/nrt").join(h)).unwrap();
         for line in text.lines() {
-            if line.starts_with(' ') || line.starts_with('#') || line.starts_with('/') {
+            if line.starts_with([' ', '#', '/', '}']) || line.starts_with("typedef") {
                 continue;
             }
             if let Some(i) = line.find('(') {
                 let name = line[..i].rsplit([' ', '*']).next().unwrap();
-                if name.starts_with("nrt") {
+                if name.starts_with("nrt") || name.starts_with("nec_") {
                     declared.push(name.to_string());
                 }
             }
         }
     }
-    exported.sort();
-    declared.sort();
-    assert_eq!(exported, declared);
+    declared
+}
+
+/// NRT-4 and NRT-53: a C program that includes every header and references every declared
+/// function links with `-lnrt -z now` and starts under `LD_BIND_NOW=1`; the stubs return what
+/// SPEC-NRT §8 says for their return type and write through no argument.
+#[test]
+fn every_declared_name_links_and_the_stubs_return_what_section_8_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = declared_functions();
+    assert!(names.len() >= 149, "{} names", names.len());
+    let mut c = String::new();
+    for h in headers() {
+        c.push_str(&format!("#include \"nrt/{h}\"\n"));
+    }
+    c.push_str("#include <stdio.h>\n#include <string.h>\n");
+    c.push_str("typedef void (*fn_t)(void);\nstatic fn_t const all[] = {\n");
+    for n in &names {
+        c.push_str(&format!("    (fn_t){n},\n"));
+    }
+    c.push_str("};\n");
+    c.push_str(include_str!("c/stubs_main.c"));
+    let src = dir.path().join("exports.c");
+    std::fs::write(&src, c).unwrap();
+    let exe = dir.path().join("exports");
+    run(Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root().join("nrt/include"))
+        .arg(&src)
+        .arg("-L")
+        .arg(library())
+        .args(["-lnrt", "-Wl,-z,now", "-o"])
+        .arg(&exe));
+    let o = run(client(&exe, "cpu").env("LD_BIND_NOW", "1"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("{} functions", names.len())),
+        "{text}"
+    );
+    assert!(text.contains(" 0 failed"), "{text}");
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("version"),
+        "loader message: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// `misc init` under `env`: its stdout and stderr.
@@ -416,4 +478,182 @@ fn four_threads_share_one_model_and_a_forked_child_is_refused() {
     // NRT-14
     let o = run(client(&exe, "cpu").arg("fork").arg(&neff));
     assert!(String::from_utf8_lossy(&o.stdout).contains("fork ok"));
+}
+
+/// `neff` with its kelf json (the one-graph list) rewritten by `f`, repackaged (gzip, MD5).
+fn with_kelf(neff: &[u8], f: impl Fn(&str) -> String) -> Vec<u8> {
+    let (head, gz) = neff.split_at(1024);
+    let tar = tpb_emu::neff::gunzip(gz, 1 << 30).unwrap();
+    let index = tpb_emu::neff::walk(&tar).unwrap();
+    let members: Vec<(String, Vec<u8>)> = index
+        .members
+        .iter()
+        .map(|m| {
+            let data = tar[m.data.clone()].to_vec();
+            if m.name.starts_with("kelf") {
+                let text = String::from_utf8(data).unwrap();
+                (m.name.clone(), f(&text).into_bytes())
+            } else {
+                (m.name.clone(), data)
+            }
+        })
+        .collect();
+    let gz = tpb_emu::neff::gzip(&tpb_emu::neff::write_tar(&members));
+    let mut out = head.to_vec();
+    out[16..24].copy_from_slice(&(gz.len() as u64).to_le_bytes());
+    out[0xAC..0xBC].copy_from_slice(&tpb_emu::neff::md5(&gz));
+    out.extend_from_slice(&gz);
+    out
+}
+
+/// `misc load NEFF` under `env`: nrt_load's status and stderr.
+fn load_with(exe: &Path, neff: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let mut c = client(exe, "cpu");
+    c.arg("load")
+        .arg(neff)
+        .env_remove("TPB_EMU_ARCH")
+        .env_remove("NEURON_RT_ALLOW_LEGACY_NEFF")
+        .env_remove("NEURON_RT_EXEC_TIMEOUT")
+        .env("NEURON_RT_LOG_LEVEL", "WARN")
+        .envs(env.iter().copied());
+    let o = run(&mut c);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let status = out
+        .lines()
+        .find_map(|l| l.strip_prefix("load "))
+        .unwrap_or_else(|| panic!("no status: {out}"))
+        .parse()
+        .unwrap();
+    (status, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn graph_counts_legacy_neffs_and_the_exec_timeout_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("misc", dir.path());
+    let neff = packed(dir.path());
+    let bytes = std::fs::read(&neff).unwrap();
+    let graph = r#"{"definition":"sg00/def.json","name":"sg00"}"#;
+    let write = |name: &str, b: Vec<u8>| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, b).unwrap();
+        p
+    };
+    // NRT-21 / NRT-EC-10: two graphs → NRT_LOAD_NOT_ENOUGH_NC (9); none → 2.
+    let two = write(
+        "two.neff",
+        with_kelf(&bytes, |k| {
+            assert!(k.contains(graph), "{k}");
+            k.replacen(graph, &format!("{graph},{graph}"), 1)
+        }),
+    );
+    let none = write("none.neff", with_kelf(&bytes, |k| k.replacen(graph, "", 1)));
+    let same = write("same.neff", with_kelf(&bytes, |k| k.to_string()));
+    assert_eq!(load_with(&exe, &same, &[]).0, 0);
+    assert_eq!(load_with(&exe, &two, &[]).0, 9);
+    assert_eq!(load_with(&exe, &none, &[]).0, 2);
+    // NRT-EC-4 NEURON_RT_ALLOW_LEGACY_NEFF: the packed NEFF targets cayman.
+    let sunda = [("TPB_EMU_ARCH", "sunda")];
+    let (s, err) = load_with(&exe, &neff, &sunda);
+    assert_eq!(s, 2, "{err}");
+    assert!(err.contains("different arch"), "{err}");
+    for v in ["1", "TRUE", "yes"] {
+        let (s, err) = load_with(
+            &exe,
+            &neff,
+            &[
+                ("TPB_EMU_ARCH", "sunda"),
+                ("NEURON_RT_ALLOW_LEGACY_NEFF", v),
+            ],
+        );
+        assert_eq!(s, 0, "{v}: {err}");
+        assert!(err.contains("NEURON_RT_ALLOW_LEGACY_NEFF"), "{err}");
+    }
+    let (s, _) = load_with(
+        &exe,
+        &neff,
+        &[
+            ("TPB_EMU_ARCH", "sunda"),
+            ("NEURON_RT_ALLOW_LEGACY_NEFF", "false"),
+        ],
+    );
+    assert_eq!(s, 2);
+    // NRT-EC-4 NEURON_RT_EXEC_TIMEOUT, read at load: 0 (none) and numbers load quietly; a value
+    // that is not a number warns and keeps the default.
+    for v in ["0", "2", "600"] {
+        let (s, err) = load_with(&exe, &neff, &[("NEURON_RT_EXEC_TIMEOUT", v)]);
+        assert_eq!(s, 0, "{v}: {err}");
+        assert!(!err.contains("NEURON_RT_EXEC_TIMEOUT"), "{v}: {err}");
+    }
+    let (s, err) = load_with(&exe, &neff, &[("NEURON_RT_EXEC_TIMEOUT", "soon")]);
+    assert_eq!(s, 0);
+    assert!(err.contains("NEURON_RT_EXEC_TIMEOUT"), "{err}");
+}
+
+/// SPEC-NRT §7.3: an output variable starts with its tensor's bytes, so bytes the program never
+/// writes keep the caller's values (a device tensor written in place).
+#[test]
+fn outputs_start_with_their_tensors_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("misc", dir.path());
+    let prog = dir.path().join("program");
+    std::fs::create_dir(&prog).unwrap();
+    for f in ["act.bin", "pool.bin", "sp.bin", "x.npy", "program.toml"] {
+        std::fs::copy(root().join("examples/program").join(f), prog.join(f)).unwrap();
+    }
+    let mut toml = std::fs::read_to_string(prog.join("program.toml")).unwrap();
+    toml.push_str(
+        "\n[[variable]]\nname = \"y_extra\"\nid = 4\ndtype = \"fp32\"\nshape = [4]\nrole = \"output\"\n",
+    );
+    std::fs::write(prog.join("program.toml"), toml).unwrap();
+    let neff = dir.path().join("extra.neff");
+    run(Command::new(tpb())
+        .arg("pack")
+        .arg(prog.join("program.toml"))
+        .arg("-o")
+        .arg(&neff));
+    let o = run(client(&exe, "cpu").arg("seed").arg(&neff));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("execute 0"), "{out}");
+    assert!(out.contains("y_extra kept"), "{out}");
+    assert!(out.contains("y_avg changed"), "{out}");
+    assert!(out.contains("y_max changed"), "{out}");
+}
+
+/// NRT-51: with `NEURON_RT_EXEC_TIMEOUT` set before `nrt_load`, a program that never ends
+/// returns `NRT_TIMEOUT` (5) soon after the limit (checked every 65,536 records).
+#[test]
+fn a_run_past_the_exec_timeout_returns_nrt_timeout() {
+    use tpb_emu::isa::Engine;
+    use tpb_emu::isa::control::cmp;
+    use tpb_emu::runtime::build::{BranchTarget, compare_branch};
+    use tpb_emu::runtime::{Program, Variable};
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("misc", dir.path());
+    let mut p = Program::default();
+    p.variables
+        .push(Variable::output("y", 1, Dtype::FP32, &[4]));
+    // A branch to itself, forever (until the record budget: 100,000,000 records).
+    p.set_stream(
+        Engine::Act,
+        &[compare_branch(cmp::ALWAYS, 0, 0, BranchTarget::Rel(0))],
+    );
+    let neff = dir.path().join("forever.neff");
+    std::fs::write(&neff, tpb_emu::neff::pack::pack(&p, "forever").unwrap()).unwrap();
+    let o = run(client(&exe, "cpu")
+        .arg("exec")
+        .arg(&neff)
+        .env("NEURON_RT_EXEC_TIMEOUT", "1"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(f[..2], ["execute", "5"], "{out}");
+    let ms: f64 = f[2].parse().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Either the timeout stopped it, or (a machine fast enough to run the budget within the
+    // limit) the record budget did: both are NRT_TIMEOUT; the limit is never far exceeded.
+    assert!(
+        err.contains("NEURON_RT_EXEC_TIMEOUT") || err.contains("record"),
+        "{err}"
+    );
+    assert!(ms < 10_000.0, "{ms} ms");
 }

@@ -14,8 +14,41 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
+use std::sync::Arc;
+use tpb_emu::files::{HostBytes, Input};
 use tpb_emu::isa::enums::Dtype;
 use tpb_emu::npy::{ElemKind, Npy, check_elements, npy_descr};
+
+/// Arrays of at least this many bytes are lent to the library instead of
+/// copied (a copy of a small array costs less than the bookkeeping).
+const BORROW_FROM: usize = 1 << 16;
+
+/// A C-contiguous little-endian array's bytes, lent to the library: the
+/// Python object that owns them and where they are. The library reads them
+/// with the GIL released; the caller's array is never written.
+struct Lent {
+    _owner: Py<PyAny>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the bytes are only read, and `_owner` keeps them alive and in place
+// for as long as the `Lent` exists (dropping a `Py` without the GIL defers its
+// decref to pyo3's pool). A Python thread writing into the array during a run
+// races with the read, as it would with any C extension that releases the GIL.
+#[allow(unsafe_code)]
+unsafe impl Send for Lent {}
+// SAFETY: as for Send: shared access is read-only.
+#[allow(unsafe_code)]
+unsafe impl Sync for Lent {}
+
+impl AsRef<[u8]> for Lent {
+    #[allow(unsafe_code)]
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr..ptr + len` is the owner's buffer, alive while `_owner` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
 
 /// An array as the library takes it, and whether it held bfloat16.
 pub struct Array {
@@ -40,8 +73,9 @@ fn bfloat16(py: Python<'_>) -> Option<&Bound<'_, PyAny>> {
 }
 
 /// `obj` (a NumPy array, or anything `numpy.asarray` takes) as an [`Array`]:
-/// copied once into little-endian C order (only the copy is touched; the
-/// array is never modified). An element type the CLI does not read from an
+/// its bytes in little-endian C order, copied once only when the array is
+/// not already so laid out (or is small); a large C-contiguous little-endian
+/// array is lent without a copy. The array is never modified. An element type the CLI does not read from an
 /// `.npy` (float64, uint64, complex, strings, …) or a 0-d array is an
 /// `InputError` naming `what`.
 pub fn to_array(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Array> {
@@ -78,17 +112,30 @@ pub fn to_array(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Array> {
         .call_method1("reshape", (-1,))?
         .call_method1("view", ("u1",))?;
     let flat: PyReadonlyArray1<'_, u8> = flat.extract()?;
-    let data = flat
+    let bytes = flat
         .as_slice()
-        .map_err(|e| errors::input(format!("{what}: {e}")))?
-        .to_vec();
+        .map_err(|e| errors::input(format!("{what}: {e}")))?;
+    let data = if bytes.len() >= BORROW_FROM {
+        // Lent, not copied: the flat view keeps the array's buffer alive (and NumPy cannot
+        // resize a buffer another array views); the library only reads it.
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        let lent = Lent {
+            _owner: flat.as_any().clone().unbind(),
+            ptr,
+            len,
+        };
+        HostBytes::shared(Arc::new(Input::Borrowed(Box::new(lent))), 0..len)
+            .ok_or_else(|| errors::input(format!("{what}: cannot lend the array")))?
+    } else {
+        bytes.to_vec().into()
+    };
     Ok(Array {
         npy: Npy {
             shape,
             elem,
             kind: kind.unwrap_or(ElemKind::Uint),
             descr,
-            data: data.into(),
+            data,
         },
         bf16,
     })

@@ -109,9 +109,11 @@ fn run<'py>(
                 outs.commit()?;
             }
         }
+        // Moved out of the run's memory, not copied, where the library can (one output).
         Ok(finished
-            .outputs()
-            .map(|(t, b)| (t.name.clone(), t.dtype, t.shape.clone(), b.to_vec()))
+            .into_outputs()
+            .into_iter()
+            .map(|(t, b)| (t.name, t.dtype, t.shape, b))
             .collect())
     })?;
     let out = PyDict::new(py);

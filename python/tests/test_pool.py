@@ -136,3 +136,24 @@ def test_gpu_equals_cpu():
     gpu = gpu_or_skip(lambda: tpb_emu.pool(x5, mode="max", kernel=2, return_indices=True,
                                            backend="gpu"))
     assert all(g.tobytes() == c.tobytes() for g, c in zip(gpu, cpu))
+
+
+def test_a_large_c_contiguous_array_is_lent_unchanged_and_gives_the_copied_result():
+    """Arrays of 64 KiB or more in C order are lent to the run, not copied (docs/python.md,
+    "Arrays"): the result equals the one of a Fortran-order copy (which takes the copying
+    path) and of NumPy, the array is unchanged, and a read-only array is lent too."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 8, 64, 96)).astype(np.float32)  # 393 KiB
+    before = x.copy()
+    lent = tpb_emu.max_pool2d(x, 2, backend="cpu")
+    copied = tpb_emu.max_pool2d(np.asfortranarray(x), 2, backend="cpu")
+    want = x.reshape(2, 8, 32, 2, 48, 2).max(axis=(3, 5))
+    assert np.array_equal(lent, want) and np.array_equal(copied, want)
+    assert np.array_equal(x, before)
+    ro = x.copy()
+    ro.setflags(write=False)
+    assert np.array_equal(tpb_emu.max_pool2d(ro, 2, backend="cpu"), want)
+    # The input may go away while the result lives on.
+    y = tpb_emu.max_pool2d(rng.standard_normal((1, 4, 128, 128)).astype(np.float32), 2,
+                           backend="cpu")
+    assert y.shape == (1, 4, 64, 64)

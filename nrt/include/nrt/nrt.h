@@ -138,6 +138,37 @@ typedef struct nrt_vnc_memory_stats {
     size_t bytes_limit;
 } nrt_vnc_memory_stats_t;
 
+/* Out-of-NEFF collectives ([H28]): the types nrt_async.h's stubs take. */
+typedef struct nrt_cc_context nrt_cc_context_t;
+
+typedef enum nrt_op_type {
+    NRT_OP_ADD = 0x0,
+    NRT_OP_FMA = 0x1,
+    NRT_OP_MAX = 0x2,
+    NRT_OP_MIN = 0x3,
+    NRT_OP_INVALID = 0xF,
+} nrt_op_type_t;
+
+typedef enum nrt_cc_op_type {
+    NRT_CC_ALLGATHER,
+    NRT_CC_ALLREDUCE,
+    NRT_CC_REDUCESCATTER
+} nrt_cc_op_type_t;
+
+typedef struct nrt_cc_comm {
+    uint32_t *replica_group;
+    uint32_t rank;
+    uint32_t rank_n;
+    uint32_t ctx_device_id;
+    uint32_t ctx_device_count;
+    uint32_t vnc;
+} nrt_cc_comm_t;
+
+typedef struct nrt_tensor_list {
+    nrt_tensor_t **tensors;
+    size_t num_tensors;
+} nrt_tensor_list_t;
+
 /* ---- Lifecycle, instance, counts (SPEC-NRT §5.1–5.6) ---- */
 NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, const char *fal_version);
 /** [H28] declares `void`; the library also leaves 0 in the return register (NRT-EC-6). */
@@ -155,7 +186,7 @@ NRT_STATUS nrt_load_collectives(const void *neff_bytes, size_t size, int32_t vnc
 NRT_STATUS nrt_unload(nrt_model_t *model);
 NRT_STATUS nrt_get_model_nc_count(const nrt_model_t *model, uint32_t *vnc_count);
 NRT_STATUS nrt_get_model_vnc_count(const nrt_model_t *model, uint32_t *vnc_count);
-NRT_STATUS nrt_get_model_instance_count(const nrt_model_t *model, uint32_t *instance_count);
+NRT_STATUS nrt_get_model_instance_count(nrt_model_t *model, uint32_t *instance_count);
 NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
                               size_t *info_size_out);
 NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info);
@@ -199,12 +230,16 @@ NRT_STATUS nrt_tensor_reset_output_completion(nrt_tensor_t *output_tensor);
 /* ---- Profiling, async, single-worker collectives (§8, NRT-EC-20) ---- */
 NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename);
 NRT_STATUS nrt_profile_stop(const char *filename);
-NRT_STATUS nrt_async_drain_queued_execs(void);
+/** 0: nothing is ever queued (the vnc is not looked at). */
+NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc);
 NRT_STATUS nrt_barrier(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 NRT_STATUS nrt_build_global_comm(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 NRT_STATUS nrt_cc_global_comm_init(uint32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 
-/* ---- Stubs (NRT-EC-19): each warns once, writes nothing and returns NRT_INVALID ---- */
+/* ---- Stubs (NRT-EC-19): each warns once, writes nothing and returns NRT_INVALID ----
+ * The other headers of this folder (nrt_experimental.h, nrt_profile.h, nrt_sys_trace.h,
+ * ndebug_stream.h, nrt_async_sendrecv.h, nrt_async.h, nec.h) declare the rest of SPEC-NRT §8's
+ * export list; every function they declare is exported, most of them as stubs. */
 NRT_STATUS nrt_tensor_get_device_allocation_info(const nrt_tensor_t *tensor,
                                                  nrt_tensor_device_allocation_info_t *alloc_info);
 NRT_STATUS nrt_get_dmabuf_fd(uint64_t va, uint64_t size, int *fd);
@@ -214,18 +249,11 @@ NRT_STATUS nrt_get_hbm_mmap_va(int device_id, int hbm_idx, void **addr, size_t *
 NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
                                     size_t *stats_size_out);
 NRT_STATUS nrt_get_attached_efa_bdf(const void *va, char *efa_bdf, size_t *len);
-/* Exported by runtime 2.31 without a public prototype here: any arguments, always NRT_INVALID.
+/* Exported by runtime 2.31 without a public prototype: any arguments, always NRT_INVALID.
  * (An empty parameter list in C means "unspecified".) */
-NRT_STATUS nrt_all_gather();
 NRT_STATUS nrt_cc_create_stream();
 NRT_STATUS nrt_profile_session_start();
 NRT_STATUS nrt_profile_session_stop();
-/* The 3.0 async API (NRT_3.0.0): stubs. */
-NRT_STATUS nrta_tensor_read();
-NRT_STATUS nrta_tensor_write();
-NRT_STATUS nrta_execute_schedule();
-NRT_STATUS nrta_get_sequence();
-NRT_STATUS nrta_event_register_xu_completion();
 
 #ifdef __cplusplus
 }

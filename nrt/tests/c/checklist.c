@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nrt/nrt.h"
+#include "nrt/nrt_experimental.h"
 
 static int failures = 0;
 static int rows = 0;
@@ -290,7 +291,7 @@ int main(int argc, char **argv) {
     int fd = 12345;
     ROW("NRT-53", nrt_get_dmabuf_fd(0, 0, &fd), NRT_INVALID);
     row("NRT-53", "stub writes nothing", fd, 12345);
-    ROW("NRT-53", nrt_all_gather(), NRT_INVALID);
+    ROW("NRT-53", nrt_all_gather(0, 0, 1, 0, NULL, NULL), NRT_INVALID);
     ROW("NRT-53", nrt_barrier(0, 0, 2), NRT_INVALID);
     ROW("NRT-53", nrt_barrier(0, 0, 1), NRT_SUCCESS);
     ROW("NRT-53", nrt_profile_start(model, "p"), NRT_SUCCESS);

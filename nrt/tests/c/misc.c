@@ -6,6 +6,11 @@
  *                        nrt_get_total_nc_count's count
  *   misc threads NEFF    NRT-52: four threads run one model (the packed NEFF) with different
  *                        inputs, 8 times each; every output equals the one a single thread gets
+ *   misc load NEFF       prints nrt_load's status (NRT-21's two graphs, NRT-EC-4's
+ *                        NEURON_RT_ALLOW_LEGACY_NEFF: the caller sets the environment)
+ *   misc seed NEFF       §7.3: output tensors filled with 0x5A before a run; prints the run's
+ *                        status and, per output, whether the run kept or changed its bytes
+ *   misc exec NEFF       one run with zero inputs: prints its status and milliseconds (NRT-51)
  *   misc fork NEFF       NRT-14: a child forked after nrt_init gets nrt_load 1 and
  *                        nrt_tensor_get_size 0, while the parent keeps working
  * Exit 0 when every check holds.
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nrt/nrt.h"
@@ -69,6 +75,73 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* §7.3: every output tensor holds 0x5A before the run; inputs are zero. Prints the run's status,
+ * then "NAME kept" or "NAME changed" for each output. */
+static int seed_outputs(void) {
+    nrt_tensor_info_array_t *info = NULL;
+    nrt_tensor_set_t *in = NULL, *out = NULL;
+    if (nrt_get_model_tensor_info(model, &info) || nrt_allocate_tensor_set(&in) || nrt_allocate_tensor_set(&out))
+        return 1;
+    nrt_tensor_t *ts[16] = {0};
+    uint64_t n = info->tensor_count < 16 ? info->tensor_count : 16;
+    for (uint64_t i = 0; i < n; i++) {
+        nrt_tensor_info_t *e = &info->tensor_array[i];
+        if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, e->size, e->name, &ts[i])) return 1;
+        if (e->usage == NRT_TENSOR_USAGE_OUTPUT) {
+            if (nrt_tensor_memset(ts[i], 0, 0x5A, e->size)) return 1;
+            if (nrt_add_tensor_to_tensor_set(out, e->name, ts[i])) return 1;
+        } else if (nrt_add_tensor_to_tensor_set(in, e->name, ts[i])) {
+            return 1;
+        }
+    }
+    printf("execute %d\n", nrt_execute(model, in, out));
+    for (uint64_t i = 0; i < n; i++) {
+        nrt_tensor_info_t *e = &info->tensor_array[i];
+        if (e->usage != NRT_TENSOR_USAGE_OUTPUT) continue;
+        unsigned char *p = nrt_tensor_get_va(ts[i]);
+        size_t same = 0;
+        for (size_t k = 0; k < e->size; k++) same += p[k] == 0x5A;
+        printf("%s %s\n", e->name, same == e->size ? "kept" : "changed");
+    }
+    for (uint64_t i = 0; i < n; i++) nrt_tensor_free(&ts[i]);
+    nrt_destroy_tensor_set(&in);
+    nrt_destroy_tensor_set(&out);
+    nrt_free_model_tensor_info(info);
+    nrt_unload(model);
+    nrt_close();
+    free(neff);
+    return 0;
+}
+
+/* One run with zero inputs: prints "execute STATUS MS" (NRT-51: the caller sets
+ * NEURON_RT_EXEC_TIMEOUT). */
+static int exec_zeros(void) {
+    nrt_tensor_info_array_t *info = NULL;
+    nrt_tensor_set_t *in = NULL, *out = NULL;
+    if (nrt_get_model_tensor_info(model, &info) || nrt_allocate_tensor_set(&in) || nrt_allocate_tensor_set(&out))
+        return 1;
+    nrt_tensor_t *ts[16] = {0};
+    uint64_t n = info->tensor_count < 16 ? info->tensor_count : 16;
+    for (uint64_t i = 0; i < n; i++) {
+        nrt_tensor_info_t *e = &info->tensor_array[i];
+        if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, e->size, e->name, &ts[i])) return 1;
+        if (nrt_add_tensor_to_tensor_set(e->usage == NRT_TENSOR_USAGE_OUTPUT ? out : in, e->name, ts[i])) return 1;
+    }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int s = nrt_execute(model, in, out);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("execute %d %.0f\n", s, (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+    for (uint64_t i = 0; i < n; i++) nrt_tensor_free(&ts[i]);
+    nrt_destroy_tensor_set(&in);
+    nrt_destroy_tensor_set(&out);
+    nrt_free_model_tensor_info(info);
+    nrt_unload(model);
+    nrt_close();
+    free(neff);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "init")) {
         uint32_t pre = 0;
@@ -87,7 +160,17 @@ int main(int argc, char **argv) {
     if (argc != 3) return 2;
     load_file(argv[2]);
     if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != 0) return 1;
-    if (nrt_load(neff, neff_len, -1, -1, &model) != 0) return 1;
+    int loaded = nrt_load(neff, neff_len, -1, -1, &model);
+    if (!strcmp(argv[1], "load")) {
+        printf("load %d\n", loaded);
+        if (loaded == 0) nrt_unload(model);
+        nrt_close();
+        free(neff);
+        return 0;
+    }
+    if (loaded != 0) return 1;
+    if (!strcmp(argv[1], "seed")) return seed_outputs();
+    if (!strcmp(argv[1], "exec")) return exec_zeros();
     if (!strcmp(argv[1], "threads")) {
         for (int k = 0; k < 4; k++)
             if (!run_once((float)(k * 1000), want[k])) return 1;
