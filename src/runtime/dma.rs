@@ -775,6 +775,45 @@ impl DmaPlan {
             && matches!(self.dst.space, Space::Dram)
     }
 
+    /// Where element `k` of the src walk (`dst` false) or the dst walk
+    /// lies: its memory (0 DRAM, 1 SBUF, 2 PSUM), its byte index in that
+    /// memory's buffer (on chip: partition · active bytes + offset) and its
+    /// size (`tpb-emu why`).
+    pub(crate) fn element(&self, dst: bool, k: u64) -> (usize, usize, usize) {
+        let w = if dst { &self.dst } else { &self.src };
+        let (i, j) = (k % w.num[0].max(1), k / w.num[0].max(1));
+        let addr = w.start + j as i64 * w.step[1] + i as i64 * w.step[0];
+        (w.space.index(), w.index(addr), w.elem)
+    }
+
+    /// False when the dst walk cannot touch byte `at` of memory `mem` (as in
+    /// [`DmaPlan::element`]): outside the walk's span.
+    pub(crate) fn dst_may_write(&self, mem: usize, at: usize) -> bool {
+        let w = &self.dst;
+        if w.space.index() != mem || w.elements() == 0 {
+            return false;
+        }
+        let addr = match w.space {
+            Space::Dram => at as i128,
+            Space::OnChip(_) => {
+                let a = w.active as usize;
+                w.base as i128 + (((at / a) as i128) << w.shift) + (at % a) as i128
+            }
+        };
+        let (lo, hi) = w.span();
+        lo <= addr && addr < hi
+    }
+
+    /// The conversion the DMA applies (`None`: bytes copied as they are).
+    pub(crate) fn conversion(&self) -> Option<(InType, OutType)> {
+        self.convert
+    }
+
+    /// Elements moved.
+    pub(crate) fn count(&self) -> u64 {
+        self.elements()
+    }
+
     /// True when either walk is in SBUF or PSUM (the host copy must be current).
     pub(crate) fn touches_on_chip(&self) -> bool {
         self.elements() > 0
