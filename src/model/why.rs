@@ -159,7 +159,9 @@ pub fn why(
     let read_at = |m: &Machine, p: Place| -> Vec<u8> {
         let (lo, hi) = (p.at as usize, (p.at + p.len) as usize);
         match p.mem {
-            0 => m.dram()[lo..hi].to_vec(),
+            0 => m
+                .dram_range(p.at, p.at + p.len)
+                .map_or_else(|| m.dram()[lo..hi].to_vec(), <[u8]>::to_vec),
             1 => m.memory().region_bytes(crate::isa::tensor::Region::Sbuf)[lo..hi].to_vec(),
             _ => m.memory().region_bytes(crate::isa::tensor::Region::Psum)[lo..hi].to_vec(),
         }

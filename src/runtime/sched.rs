@@ -423,6 +423,12 @@ impl Machine {
         self.dram.to_bytes()
     }
 
+    /// DRAM bytes `[lo, hi)` without a copy (`None` when they are not in
+    /// one part of the image, [`Machine::dram`], or out of range).
+    pub fn dram_range(&self, lo: u64, hi: u64) -> Option<&[u8]> {
+        self.dram.get(lo, hi)
+    }
+
     /// The bytes of the variable called `name`, taken out of the machine's
     /// DRAM without a copy when they can be (for a caller that only reads
     /// results once the run is over). `None` when no variable has that name.

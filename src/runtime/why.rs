@@ -244,13 +244,7 @@ fn in_dtype(t: InType) -> Dtype {
 fn writes(staged: &Staged, op: &StepOp, mem: u8, at: u64) -> Option<Hit> {
     match op {
         StepOp::Dma(plan) => {
-            if !plan.dst_may_write(mem as usize, at as usize) {
-                return None;
-            }
-            let k = (0..plan.count()).find(|&k| {
-                let (m, i, n) = plan.element(true, k);
-                m == mem as usize && (i as u64) <= at && at < (i + n) as u64
-            })?;
+            let k = plan.dst_position(mem as usize, at as usize)?;
             let (dm, di, dn) = plan.element(true, k);
             let (sm, si, sn) = plan.element(false, k);
             let (sd, dd, note) = match plan.conversion() {
