@@ -423,9 +423,12 @@ fn why_bad_input_is_exit_2_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// SBUF, PSUM and each DRAM variable (by name).
+type Memory = (Vec<u8>, Vec<u8>, Vec<(String, Vec<u8>)>);
+
 /// SBUF, PSUM and DRAM of the example after its first `n` records, from
 /// the CPU reference run stopped by its record budget.
-fn reference_after(n: u64) -> (Vec<u8>, Vec<u8>, Vec<(String, Vec<u8>)>) {
+fn reference_after(n: u64) -> Memory {
     use tpb_emu::runtime::Machine;
     let program =
         tpb_emu::runtime::manifest::load(Path::new("examples/program/program.toml")).unwrap();
@@ -472,21 +475,17 @@ fn snapshots_after_each_record_equal_the_cpu_reference() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = tpb(&args);
         assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
-        for k in 0..order.len() {
+        for (k, at) in order.iter().enumerate() {
             let (sbuf, psum, vars) = reference_after(k as u64 + 1);
             let d = dir.path().join(format!("s{k}"));
             let got = |f: &str| tpb_emu::npy::read_npy(&d.join(f)).unwrap();
             let g = got("sbuf.npy");
             assert_eq!(g.shape, [128, sbuf.len() as u64 / 128]);
-            assert!(*g.data == sbuf[..], "{backend} {}: sbuf", order[k]);
-            assert!(
-                *got("psum.npy").data == psum[..],
-                "{backend} {}: psum",
-                order[k]
-            );
+            assert!(*g.data == sbuf[..], "{backend} {at}: sbuf");
+            assert!(*got("psum.npy").data == psum[..], "{backend} {at}: psum");
             for (name, bytes) in vars {
                 let g = got(&format!("{name}.npy"));
-                assert!(*g.data == bytes[..], "{backend} {}: {name}", order[k]);
+                assert!(*g.data == bytes[..], "{backend} {at}: {name}");
             }
         }
     }
