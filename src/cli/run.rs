@@ -1,4 +1,4 @@
-//! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE]`
+//! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE] [--report FILE] [--snapshot ENGINE:N=DIR]...`
 //!
 //! One path for both sources, the library's model API ([`crate::model`]):
 //! a NEFF or a manifest is loaded, its inputs given by name (a NEFF needs
@@ -31,6 +31,9 @@
 //! page ([`crate::viz::report`], docs/debugging.md). Like every output it is
 //! written only when the whole command succeeds: a run that fails (exit 1,
 //! 3, 4, …) leaves no report, so the report's exit status is always 0.
+//! `--snapshot ENGINE:N=DIR` (repeatable) writes SBUF, PSUM and every DRAM
+//! variable after record N of ENGINE's stream ([`Snapshot`],
+//! docs/debugging.md), through the same output policy.
 
 use super::backend::Backend;
 use super::neff::NeffFlags;
