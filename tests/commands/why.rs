@@ -537,3 +537,138 @@ fn snapshot_bad_input_writes_nothing() {
     assert!(!out.exists());
     assert!(!d.join("sbuf.npy").exists());
 }
+
+#[test]
+fn a_reused_tile_is_explained_as_it_was_when_read() {
+    // Two tiles through the same SBUF bytes: x[t][p][k] = 100t + 10p + k
+    // (fp32 [2, 4, 8]). SP DMAs tile 0 to SBUF 0 (lane p: partition p);
+    // POOL copies it to 0x2000; ACT DMAs that to y[0]; only then SP DMAs
+    // tile 1 over SBUF 0, POOL copies it over 0x2000, ACT DMAs it to y[1].
+    // y[0,2,5] = 25 came from x[0,2,5] through POOL record 0 and SP record
+    // 0, although at the end SBUF holds tile 1 (125 there) and POOL record 1
+    // and SP record 1 were the last to write those bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<u8> = (0..2)
+        .flat_map(|t| (0..4).flat_map(move |p| (0..8).map(move |k| (100 * t + 10 * p + k) as f32)))
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let g = Geometry {
+        channels: 4,
+        elements: 8,
+        src: Addr4::new(Region::Sbuf, 0, 0),
+        dst: Addr4::new(Region::Sbuf, 0, 0x2000),
+        ..Geometry::default()
+    };
+    let tile_in = |t: u32| {
+        dma_memcpy(
+            walk(var(1, t * 128), [1, 8], [8, 4], 4),
+            walk(on_chip(0), [1, LANE_F32], [8, 4], 4),
+            Dtype::FP32,
+            Dtype::FP32,
+            0,
+            1,
+        )
+    };
+    let tile_out = |t: u32| {
+        dma_memcpy(
+            walk(on_chip(0x2000), [1, LANE_F32], [8, 4], 4),
+            walk(var(2, t * 128), [1, 8], [8, 4], 4),
+            Dtype::FP32,
+            Dtype::FP32,
+            2,
+            1,
+        )
+    };
+    let copy = |n: u32| {
+        with_events(
+            g.copy(Dtype::FP32).encode(),
+            Events {
+                update_mode: UpdateMode::SEM_INC,
+                update_idx: 1,
+                ..ev_wait(WaitMode::SEM_GE, 0, n)
+            },
+        )
+    };
+    let p = manifest(
+        dir.path(),
+        &[
+            (
+                Engine::Sp,
+                vec![
+                    tile_in(0),
+                    with_events(tile_in(1), ev_wait(WaitMode::SEM_GE, 2, 1)),
+                ],
+            ),
+            (Engine::Pool, vec![copy(1), copy(2)]),
+            (
+                Engine::Act,
+                vec![
+                    with_events(tile_out(0), ev_wait(WaitMode::SEM_GE, 1, 1)),
+                    with_events(tile_out(1), ev_wait(WaitMode::SEM_GE, 1, 2)),
+                ],
+            ),
+        ],
+        &[
+            Var {
+                name: "x",
+                id: 1,
+                dtype: "fp32",
+                shape: &[2, 4, 8],
+                init: Some(x),
+            },
+            Var {
+                name: "y",
+                id: 2,
+                dtype: "fp32",
+                shape: &[2, 4, 8],
+                init: None,
+            },
+        ],
+    );
+    let w = why_json(&p, "y[0,2,5]", "cpu", &[]);
+    let chain = w["chain"].as_array().unwrap();
+    let names: Vec<&str> = chain
+        .iter()
+        .map(|l| l["element"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["y[0,2,5]", "sbuf[2]+0x2014", "sbuf[2]+0x14", "x[0,2,5]"],
+        "{w:#}"
+    );
+    let values: Vec<&str> = chain
+        .iter()
+        .map(|l| l["element"]["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["25", "25", "25", "25"]);
+    let writers: Vec<(&str, u64)> = chain[..3]
+        .iter()
+        .map(|l| {
+            (
+                l["writer"]["engine"].as_str().unwrap(),
+                l["writer"]["index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(writers, [("act", 0), ("pool", 0), ("sp", 0)]);
+    // The tile-1 element of the same place: the second set of records.
+    let w1 = why_json(&p, "y[1,2,5]", "cpu", &[]);
+    let chain1 = w1["chain"].as_array().unwrap();
+    assert_eq!(
+        chain1.last().unwrap()["element"]["name"],
+        "x[1,2,5]",
+        "{w1:#}"
+    );
+    assert_eq!(chain1[0]["element"]["value"], "125");
+    let writers: Vec<(&str, u64)> = chain1[..3]
+        .iter()
+        .map(|l| {
+            (
+                l["writer"]["engine"].as_str().unwrap(),
+                l["writer"]["index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(writers, [("act", 1), ("pool", 1), ("sp", 1)]);
+    same_on_gpu(&p, "y[0,2,5]", &w, &[]);
+}
