@@ -336,14 +336,6 @@ impl Model {
         }
     }
 
-    /// A manifest variable's role (`None` for a NEFF or an unknown name).
-    pub fn role(&self, name: &str) -> Option<Role> {
-        match &self.kind {
-            Kind::Neff(_) => None,
-            Kind::Manifest(p) => p.variables.iter().find(|v| v.name == name).map(|v| v.role),
-        }
-    }
-
     /// Refuses an input name the model does not have (exit 2).
     pub fn check_name(&self, name: &str) -> Result<TensorInfo, ModelError> {
         let inputs = self.inputs();

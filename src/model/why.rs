@@ -13,7 +13,7 @@ use super::{Model, ModelError, Prepared, RunOptions};
 use crate::device::{CpuExecutor, Executor, NoTrace};
 use crate::files::HostBytes;
 use crate::runtime::why::{self, Link, Mem, Place, VarInfo, Writes};
-use crate::runtime::{Executed, Machine, Role};
+use crate::runtime::{Executed, Machine};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -82,7 +82,7 @@ fn vars(model: &Model, p: &Prepared) -> Vec<VarInfo> {
                 shape: t.shape.clone(),
                 base,
                 len,
-                input: inputs.iter().any(|n| n == name) || model.role(name) == Some(Role::Input),
+                input: inputs.iter().any(|n| n == name),
             })
         })
         .collect()

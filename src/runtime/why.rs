@@ -436,11 +436,12 @@ fn datapath(staged: &Staged, op: &Op, mem: u8, at: u64) -> Option<Hit> {
             // These write along their own layouts: any byte of the dst
             // side's lanes is counted as theirs, and their sources are
             // not traced.
-            let (s, size) = match op {
-                Op::Nonzero(n) => (*n.dst(), 4),
-                Op::SeqBounds(b) => (*b.dst(), 4),
-                _ => unreachable!(),
+            let s = match op {
+                Op::Nonzero(n) => *n.dst(),
+                Op::SeqBounds(b) => *b.dst(),
+                _ => return None,
             };
+            let size = 4;
             let region_mem = match s.region {
                 Region::Sbuf => Mem::Sbuf,
                 Region::Psum => Mem::Psum,
