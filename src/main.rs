@@ -302,6 +302,40 @@ enum Command {
         /// pictures; see docs/debugging.md).
         #[arg(long, value_name = "FILE.html")]
         report: Option<PathBuf>,
+        /// After record N of ENGINE's (lowered) stream has executed, write SBUF and PSUM
+        /// (sbuf.npy, psum.npy: one row per partition) and every DRAM variable to DIR
+        /// (repeatable; see docs/debugging.md).
+        #[arg(long, value_name = "ENGINE:N=DIR")]
+        snapshot: Vec<String>,
+    },
+    /// Explain one output element: the chain of records (and their source elements) that
+    /// made it, back to inputs, constants or "never written" (see docs/debugging.md).
+    Why {
+        /// The manifest (see docs/programs.md), or a .neff.
+        source: PathBuf,
+        /// The element: OUTPUT[I,J,...], NumPy order (e.g. y[0,3,5,7]).
+        element: String,
+        /// NAME=FILE.npy for an input (as `run` takes them).
+        #[arg(long, value_name = "NAME=NPY")]
+        input: Vec<String>,
+        /// NEFF only: the generation for a target written as `*` (NEFF-EC-17).
+        #[arg(long, value_enum)]
+        arch: Option<ArchArg>,
+        #[command(flatten)]
+        neff: cli::neff::NeffFlags,
+        /// Which backend's outputs to explain (tracking runs on the CPU reference; another
+        /// backend's outputs must equal it).
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Print the chain as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Stop with an error after this many records.
+        #[arg(long, default_value_t = tpb_emu::runtime::DEFAULT_MAX_RECORDS)]
+        max_records: u64,
+        /// Stop with an error once the program would move or fold more elements than this.
+        #[arg(long, default_value_t = tpb_emu::limits::DEFAULT_MAX_WORK)]
+        max_work: u64,
     },
 }
 
@@ -310,9 +344,9 @@ impl Command {
     fn may_open_gpu(&self) -> bool {
         match self {
             Command::Info | Command::Bench(_) => true,
-            Command::Exec { backend, .. } | Command::Run { backend, .. } => {
-                !matches!(backend, BackendArg::Cpu)
-            }
+            Command::Exec { backend, .. }
+            | Command::Run { backend, .. }
+            | Command::Why { backend, .. } => !matches!(backend, BackendArg::Cpu),
             Command::Pool(a) => !matches!(a.backend, cli::pool::BackendOpt::Cpu),
             Command::Demo(a) => !matches!(a.backend, cli::pool::BackendOpt::Cpu),
             _ => false,
@@ -346,7 +380,9 @@ impl Command {
     /// Whether the command prints JSON (its errors are then a JSON object too).
     fn json(&self) -> bool {
         match self {
-            Command::Validate { json, .. } | Command::Run { json, .. } => *json,
+            Command::Validate { json, .. }
+            | Command::Run { json, .. }
+            | Command::Why { json, .. } => *json,
             Command::Bench(BenchCommand::Pool { json, .. })
             | Command::Bench(BenchCommand::Program { json, .. }) => *json,
             _ => false,
@@ -499,6 +535,7 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
             max_work,
             timeline,
             report,
+            snapshot,
         } => {
             let args = cli::run::RunArgs {
                 manifest,
@@ -514,8 +551,33 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
                 png,
                 timeline,
                 report,
+                snapshots: snapshot,
             };
             cli::run::run(&args, &mut out)
+        }
+        Command::Why {
+            source,
+            element,
+            input,
+            arch,
+            neff,
+            backend,
+            json,
+            max_records,
+            max_work,
+        } => {
+            let args = cli::why::WhyArgs {
+                source,
+                element,
+                inputs: input,
+                arch: arch.map(Arch::from),
+                flags: neff,
+                backend: backend.into(),
+                json,
+                max_records,
+                max_work,
+            };
+            cli::why::run(&args, &mut out)
         }
     }
 }

@@ -21,6 +21,7 @@
 #[cfg(feature = "gpu")]
 pub mod backend;
 pub mod exec;
+pub mod why;
 
 use crate::device::{Executor, NoTrace, Trace};
 use crate::files::{FileError, HostBytes};
@@ -297,23 +298,7 @@ impl Model {
     }
 
     fn io(&self, role: Role) -> Vec<TensorInfo> {
-        let info = |name: &str, dtype: Dtype, shape: &[u64]| {
-            let shape = if shape.is_empty() {
-                vec![1]
-            } else {
-                shape.to_vec()
-            };
-            let elems = shape.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
-            let bytes = elems
-                .and_then(|e| e.checked_mul(dtype.size()? as u64))
-                .unwrap_or(u64::MAX);
-            TensorInfo {
-                name: name.to_string(),
-                dtype,
-                shape,
-                bytes,
-            }
-        };
+        let info = tensor_info;
         match &self.kind {
             Kind::Neff(n) => {
                 let ts = if role == Role::Input {
@@ -331,6 +316,22 @@ impl Model {
                 .iter()
                 .filter(|v| v.role == role)
                 .map(|v| info(&v.name, v.dtype, &v.shape))
+                .collect(),
+        }
+    }
+
+    /// Every DRAM variable (public or not) with its type and shape.
+    pub fn variables(&self) -> Vec<TensorInfo> {
+        match &self.kind {
+            Kind::Neff(n) => n
+                .vars
+                .iter()
+                .map(|v| tensor_info(&v.name, v.dtype, &v.shape))
+                .collect(),
+            Kind::Manifest(p) => p
+                .variables
+                .iter()
+                .map(|v| tensor_info(&v.name, v.dtype, &v.shape))
                 .collect(),
         }
     }
@@ -490,6 +491,25 @@ impl Model {
     }
 }
 
+/// A tensor's description (a NEFF scalar's shape is `[1]`).
+fn tensor_info(name: &str, dtype: Dtype, shape: &[u64]) -> TensorInfo {
+    let shape = if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    };
+    let elems = shape.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+    let bytes = elems
+        .and_then(|e| e.checked_mul(dtype.size()? as u64))
+        .unwrap_or(u64::MAX);
+    TensorInfo {
+        name: name.to_string(),
+        dtype,
+        shape,
+        bytes,
+    }
+}
+
 /// A model's program staged for one set of inputs, ready to run.
 pub struct Prepared {
     staged: crate::runtime::Staged,
@@ -546,6 +566,47 @@ impl Prepared {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64) -> std::ops::ControlFlow<()>,
     ) -> Result<Finished, ModelError> {
+        self.run_inner(exec, opts, trace, progress, None)
+    }
+
+    /// [`Prepared::run`] calling `watch` after every record
+    /// ([`crate::runtime::Watch`]: `run --snapshot`, `why`'s write
+    /// tracking). A backend that keeps its own memory holds no DRAM
+    /// variable in such a run ([`Machine::set_hold_dram`]), so that DRAM is
+    /// the host's whenever `watch` looks.
+    pub fn run_watched(
+        self,
+        exec: &mut dyn Executor,
+        opts: &RunOptions,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64),
+        watch: &mut crate::runtime::Watch<'_>,
+    ) -> Result<Finished, ModelError> {
+        self.run_inner(
+            exec,
+            opts,
+            trace,
+            &mut |n| {
+                progress(n);
+                std::ops::ControlFlow::Continue(())
+            },
+            Some(watch),
+        )
+    }
+
+    /// The staged program (its records and DRAM layout).
+    pub fn staged(&self) -> &crate::runtime::Staged {
+        &self.staged
+    }
+
+    fn run_inner(
+        self,
+        exec: &mut dyn Executor,
+        opts: &RunOptions,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64) -> std::ops::ControlFlow<()>,
+        watch: Option<&mut crate::runtime::Watch<'_>>,
+    ) -> Result<Finished, ModelError> {
         // The staged image becomes the DRAM itself (no copy of the inputs).
         let mut machine = Machine::from_owned(self.staged);
         machine.set_max_records(opts.max_records);
@@ -555,7 +616,8 @@ impl Prepared {
         if opts.totals || opts.slices {
             machine.record_timeline(opts.slices);
         }
-        machine.run_controlled(exec, trace, progress)?;
+        machine.set_hold_dram(watch.is_none());
+        machine.run_watched(exec, trace, progress, watch)?;
         Ok(Finished {
             machine,
             outputs: self.outputs,

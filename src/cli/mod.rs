@@ -16,6 +16,7 @@ pub mod pool;
 pub mod run;
 pub mod validate;
 pub mod viz;
+pub mod why;
 
 use crate::isa::stream::StreamError;
 use crate::isa::validate::InvalidRecord;

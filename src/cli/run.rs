@@ -1,4 +1,4 @@
-//! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE]`
+//! `tpb-emu run PROGRAM.toml|MODEL.neff [--input NAME=FILE.npy]... [--backend B] [--out DIR] [--png DIR] [--trace] [--json] [--max-records N] [--max-work N] [--timeline FILE] [--report FILE] [--snapshot ENGINE:N=DIR]...`
 //!
 //! One path for both sources, the library's model API ([`crate::model`]):
 //! a NEFF or a manifest is loaded, its inputs given by name (a NEFF needs
@@ -31,6 +31,9 @@
 //! page ([`crate::viz::report`], docs/debugging.md). Like every output it is
 //! written only when the whole command succeeds: a run that fails (exit 1,
 //! 3, 4, …) leaves no report, so the report's exit status is always 0.
+//! `--snapshot ENGINE:N=DIR` (repeatable) writes SBUF, PSUM and every DRAM
+//! variable after record N of ENGINE's stream ([`Snapshot`],
+//! docs/debugging.md), through the same output policy.
 
 use super::backend::Backend;
 use super::neff::NeffFlags;
@@ -43,7 +46,7 @@ use crate::limits::Arch;
 use crate::model::{Finished, LoadOptions, Model, RunOptions, is_neff};
 use crate::npy::read_npy;
 use crate::runtime::timeline::EngineTotals;
-use crate::runtime::{DEFAULT_MAX_RECORDS, Machine};
+use crate::runtime::{DEFAULT_MAX_RECORDS, Executed, Machine};
 use crate::viz;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -83,6 +86,8 @@ pub struct RunArgs {
     pub timeline: Option<PathBuf>,
     /// Where the run report is written (self-contained HTML).
     pub report: Option<PathBuf>,
+    /// `ENGINE:N=DIR`: memory after record N of ENGINE's stream.
+    pub snapshots: Vec<String>,
 }
 
 impl Default for RunArgs {
@@ -101,6 +106,7 @@ impl Default for RunArgs {
             png: None,
             timeline: None,
             report: None,
+            snapshots: Vec::new(),
         }
     }
 }
@@ -140,6 +146,9 @@ pub struct Summary {
     /// The report written with `--report`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
+    /// The folders written with `--snapshot`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshots: Vec<String>,
 }
 
 /// Records executed per engine.
@@ -227,6 +236,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         strict: args.flags.strict,
         arch: args.arch,
     };
+    let snaps = args
+        .snapshots
+        .iter()
+        .map(|s| Snapshot::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
     let model = Model::open(&args.manifest, &opts)?;
     for w in model.warnings() {
         eprintln!("tpb-emu: warning: {}: {w}", args.manifest.display());
@@ -243,7 +257,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             .iter()
             .map(|(name, f)| named(format!("--input {name}"), f)),
     );
-    check_paths(&read, &planned_outputs(&model, args))?;
+    let mut planned = planned_outputs(&model, args);
+    for sn in &snaps {
+        planned.extend(sn.files(&model));
+    }
+    check_paths(&read, &planned)?;
     let mut data = HashMap::new();
     for (name, file) in &pairs {
         let npy = read_npy(file)?;
@@ -252,6 +270,16 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let prepared = model.prepare(&data)?;
     drop(data);
+    for sn in &snaps {
+        let n = prepared.staged().records(sn.engine);
+        if sn.index >= n {
+            return Err(CliError::Usage(format!(
+                "--snapshot {}: the {} stream has {n} records (after lowering)",
+                sn.arg, sn.engine
+            )));
+        }
+    }
+    let variables = model.variables();
     // The inputs' pictures, as the run starts (the run may change DRAM).
     let mut value_budget = viz::report::VALUE_BUDGET;
     let mut pictures = Vec::new();
@@ -283,7 +311,45 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let run_start = Instant::now();
     let mut bar = Progress::new(!args.trace);
-    let result = prepared.run(exec.as_mut(), &opts, &mut trace, &mut |n| bar.update(n));
+    let mut outs = Outputs::new();
+    let result = if snaps.is_empty() {
+        prepared.run(exec.as_mut(), &opts, &mut trace, &mut |n| bar.update(n))
+    } else {
+        let mut taken = vec![false; snaps.len()];
+        let mut failed = None;
+        let r = prepared.run_watched(
+            exec.as_mut(),
+            &opts,
+            &mut trace,
+            &mut |n| bar.update(n),
+            &mut |m: &mut Machine, ex: &mut dyn crate::device::Executor, at: Executed| {
+                for (k, sn) in snaps.iter().enumerate() {
+                    if taken[k] || sn.engine != at.engine || sn.index != at.index {
+                        continue;
+                    }
+                    taken[k] = true;
+                    m.sync(ex)?;
+                    if let Err(e) = sn.write(m, &variables, &mut outs) {
+                        failed = Some(e);
+                        return Ok(std::ops::ControlFlow::Break(()));
+                    }
+                }
+                Ok(std::ops::ControlFlow::Continue(()))
+            },
+        );
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if r.is_ok()
+            && let Some(k) = taken.iter().position(|t| !t)
+        {
+            return Err(CliError::Exec(format!(
+                "--snapshot {}: the run ended without executing that record (no snapshot written)",
+                snaps[k].arg
+            )));
+        }
+        r
+    };
     bar.finish();
     let run_s = run_start.elapsed();
     if let Some(e) = trace.err {
@@ -291,7 +357,6 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let finished = result?;
     let machine = finished.machine();
-    let mut outs = Outputs::new();
     let outputs = write_outputs(&finished, args, &mut outs)?;
     write_timeline(machine, args.timeline.as_deref(), &mut outs)?;
     if let Some(path) = &args.report {
@@ -348,6 +413,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         outputs,
         timeline: args.timeline.as_ref().map(|p| p.display().to_string()),
         report: args.report.as_ref().map(|p| p.display().to_string()),
+        snapshots: snaps.iter().map(|s| s.dir.display().to_string()).collect(),
     };
     print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
 }
@@ -356,7 +422,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
 /// model's inputs (a malformed pair, an unknown or repeated name: exit 2).
 /// A NEFF needs every public input (the model refuses a missing one); a
 /// manifest's inputs come from its own files unless replaced here.
-fn input_pairs(given: &[String], model: &Model) -> Result<Vec<(String, PathBuf)>, CliError> {
+pub fn input_pairs(given: &[String], model: &Model) -> Result<Vec<(String, PathBuf)>, CliError> {
     let mut pairs: Vec<(String, PathBuf)> = Vec::new();
     for g in given {
         let Some((name, file)) = g.split_once('=') else {
@@ -484,7 +550,113 @@ fn print_summary(s: &Summary, json: bool, out: &mut dyn Write) -> std::io::Resul
     if let Some(r) = &s.report {
         writeln!(out, "wrote {r} (report)")?;
     }
+    for d in &s.snapshots {
+        writeln!(out, "wrote {d} (snapshot)")?;
+    }
     Ok(())
+}
+
+/// `--snapshot ENGINE:N=DIR`: device memory after record `N` of
+/// `ENGINE`'s lowered stream has executed (the first time it does, in the
+/// scheduler's order): `DIR/sbuf.npy` and `DIR/psum.npy` (uint8, one row
+/// per partition: the partition's active bytes) and `DIR/<name>.npy` for
+/// every DRAM variable. Written through the output policy
+/// ([`crate::files::Outputs`]): the files appear only when the whole
+/// command succeeds. On a backend that keeps its own memory the machine
+/// reads back the bytes its ops made newer ([`Machine::sync`]), and holds
+/// no DRAM variable for the run, so every backend writes the same files.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The argument as given.
+    pub arg: String,
+    /// The engine.
+    pub engine: Engine,
+    /// The record's index in the engine's lowered stream (byte offset / 64).
+    pub index: usize,
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+impl Snapshot {
+    /// Parses `ENGINE:N=DIR` (a malformed one: exit 2).
+    pub fn parse(s: &str) -> Result<Snapshot, CliError> {
+        let bad = || {
+            CliError::Usage(format!(
+                "--snapshot {s}: expected ENGINE:N=DIR (ENGINE one of pe, act, pool, dve, sp; N a \
+                 record index of its stream)"
+            ))
+        };
+        let (at, dir) = s.split_once('=').ok_or_else(bad)?;
+        let (engine, n) = at.split_once(':').ok_or_else(bad)?;
+        let engine = Engine::ALL
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(engine.trim()))
+            .ok_or_else(bad)?;
+        let index = n.trim().parse::<usize>().map_err(|_| bad())?;
+        if dir.is_empty() {
+            return Err(bad());
+        }
+        Ok(Snapshot {
+            arg: s.to_string(),
+            engine,
+            index,
+            dir: PathBuf::from(dir),
+        })
+    }
+
+    /// Every file it writes, named for the collision check.
+    fn files(&self, model: &Model) -> Vec<(String, PathBuf)> {
+        let mut v = vec![
+            named(
+                format!("--snapshot {}", self.arg),
+                &self.dir.join("sbuf.npy"),
+            ),
+            named(
+                format!("--snapshot {}", self.arg),
+                &self.dir.join("psum.npy"),
+            ),
+        ];
+        for t in model.variables() {
+            v.push(named(
+                format!("--snapshot {}", self.arg),
+                &self.dir.join(format!("{}.npy", t.name)),
+            ));
+        }
+        v
+    }
+
+    /// Writes the machine's memory now into `outs`.
+    fn write(
+        &self,
+        m: &Machine,
+        variables: &[crate::model::TensorInfo],
+        outs: &mut Outputs,
+    ) -> Result<(), CliError> {
+        use crate::isa::tensor::Region;
+        outs.create_dir(&self.dir)?;
+        for (name, region) in [("sbuf.npy", Region::Sbuf), ("psum.npy", Region::Psum)] {
+            let bytes = m.memory().region_bytes(region);
+            let per = m.memory().active_bytes(region) as u64;
+            let shape = [crate::limits::PARTITIONS as u64, per];
+            write_npy(
+                outs,
+                &self.dir.join(name),
+                crate::isa::Dtype::UINT8,
+                &shape,
+                bytes,
+            )?;
+        }
+        let dram = m.dram();
+        for (name, base, len) in m.staged().layout() {
+            let bytes = &dram[base as usize..(base + len) as usize];
+            let path = self.dir.join(format!("{name}.npy"));
+            match variables.iter().find(|t| t.name == name && t.bytes == len) {
+                Some(t) => write_npy(outs, &path, t.dtype, &t.shape, bytes)?,
+                None => write_npy(outs, &path, crate::isa::Dtype::UINT8, &[len], bytes)?,
+            }
+        }
+        Ok(())
+    }
 }
 
 fn secs(s: f64) -> String {

@@ -36,11 +36,14 @@ mod sched;
 mod stage;
 pub(crate) mod staged;
 pub mod timeline;
+pub mod why;
 
 pub use dma::FootprintFault;
 pub use manifest::{ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
-pub use sched::{Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, datapath_work};
+pub use sched::{
+    Blocked, Deadlock, Executed, Machine, PROGRESS_EVERY, RunError, Watch, datapath_work,
+};
 pub use stage::{StageError, stage, stage_owned};
 pub use staged::{SemCmp, Staged, Update, Wait};
 

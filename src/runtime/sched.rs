@@ -27,6 +27,7 @@ use crate::device::{
 };
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::Engine;
+use crate::isa::tensor::Region;
 use crate::isa::text::disasm_record;
 use crate::limits::DEFAULT_MAX_WORK;
 use crate::limits::{NUM_EVENTS, NUM_REGISTERS, NUM_SEMAPHORES, RECORD_BYTES};
@@ -186,7 +187,29 @@ pub struct Machine {
     held_plan: Option<(&'static str, Arc<HeldDram>)>,
     /// The variables the backend holds during this run.
     held: Option<Arc<HeldDram>>,
+    /// False: a resident backend holds no DRAM variable, so that DRAM is
+    /// the host's between records ([`Machine::set_hold_dram`]).
+    hold_dram: bool,
 }
+
+/// What a [`Watch`] is told after each executed record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Executed {
+    /// Records executed before this one, all engines together (the
+    /// scheduler's order: 0 for the first record of the run).
+    pub seq: u64,
+    /// The engine.
+    pub engine: Engine,
+    /// Index of the record in the engine's (lowered) stream.
+    pub index: usize,
+}
+
+/// Called after each record a run executes ([`Machine::run_watched`]),
+/// with the machine (call [`Machine::sync`] before reading its memory on a
+/// backend that keeps its own) and the executor. `Break` stops the run with
+/// [`RunError::Interrupted`].
+pub type Watch<'a> =
+    dyn FnMut(&mut Machine, &mut dyn Executor, Executed) -> Result<ControlFlow<()>, RunError> + 'a;
 
 /// A DMA whose host half waits on a capture of its source.
 struct Deferred {
@@ -290,7 +313,37 @@ impl Machine {
             dram_only: false,
             held_plan: None,
             held: None,
+            hold_dram: true,
         }
+    }
+
+    /// With `false`, a backend that keeps its own memory holds no DRAM
+    /// variable for the run: every DRAM byte stays the host's, so a
+    /// [`Watch`] reads DRAM between records with no read-back. On by default.
+    pub fn set_hold_dram(&mut self, on: bool) {
+        self.hold_dram = on;
+    }
+
+    /// Brings the host's copy of SBUF, PSUM and DRAM up to date mid-run:
+    /// lands every deferred DMA and reads back from a backend that keeps
+    /// its own memory the on-chip bytes its ops made newer. DRAM variables
+    /// the backend holds stay there (see [`Machine::set_hold_dram`]).
+    pub fn sync(&mut self, exec: &mut dyn Executor) -> Result<(), RunError> {
+        self.land_deferred(exec)?;
+        if let Some(res) = exec.resident() {
+            let ranges: Vec<HostRange> = [Region::Sbuf, Region::Psum]
+                .into_iter()
+                .flat_map(|region| {
+                    let per = self.mem.active_bytes(region) as usize;
+                    (0..crate::limits::PARTITIONS as usize).map(move |p| HostRange {
+                        region,
+                        bytes: p * per..(p + 1) * per,
+                    })
+                })
+                .collect();
+            res.read(&mut self.mem, &ranges, When::Now)?;
+        }
+        Ok(())
     }
 
     /// Returns the machine to the start of its staged program, reusing its
@@ -370,6 +423,12 @@ impl Machine {
         self.dram.to_bytes()
     }
 
+    /// DRAM bytes `[lo, hi)` without a copy (`None` when they are not in
+    /// one part of the image, [`Machine::dram`], or out of range).
+    pub fn dram_range(&self, lo: u64, hi: u64) -> Option<&[u8]> {
+        self.dram.get(lo, hi)
+    }
+
     /// The bytes of the variable called `name`, taken out of the machine's
     /// DRAM without a copy when they can be (for a caller that only reads
     /// results once the run is over). `None` when no variable has that name.
@@ -445,6 +504,18 @@ impl Machine {
         trace: &mut dyn Trace,
         progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
     ) -> Result<(), RunError> {
+        self.run_watched(exec, trace, progress, None)
+    }
+
+    /// [`Machine::run_controlled`], calling `watch` after every record.
+    /// Without a watch the run is the same code with one branch per record.
+    pub fn run_watched(
+        &mut self,
+        exec: &mut dyn Executor,
+        trace: &mut dyn Trace,
+        progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
+        mut watch: Option<&mut Watch<'_>>,
+    ) -> Result<(), RunError> {
         let mut total = self.total_executed();
         // Nothing ran since `new`/`restart`: SBUF and PSUM are all zero.
         self.begin(exec, total == 0)?;
@@ -470,8 +541,25 @@ impl Machine {
                             });
                         }
                     }
+                    let index = self.pc[e];
                     if let Err(err) = self.step(e, exec, trace) {
                         break Err(err);
+                    }
+                    if let Some(w) = watch.as_deref_mut() {
+                        let at = Executed {
+                            seq: total,
+                            engine: Engine::ALL[e],
+                            index,
+                        };
+                        match w(self, exec, at) {
+                            Ok(ControlFlow::Continue(())) => {}
+                            Ok(ControlFlow::Break(())) => {
+                                break Err(RunError::Interrupted {
+                                    executed: total + 1,
+                                });
+                            }
+                            Err(err) => break Err(err),
+                        }
                     }
                     total += 1;
                     if total.is_multiple_of(PROGRESS_EVERY) && progress(total).is_break() {
@@ -525,6 +613,10 @@ impl Machine {
         let Some(res) = exec.resident() else {
             return Ok(());
         };
+        if !self.hold_dram {
+            res.begin(&self.mem, Begin { zeroed, dram: None })?;
+            return Ok(());
+        }
         let plan = match &self.held_plan {
             Some((n, plan)) if *n == name => Arc::clone(plan),
             _ => {

@@ -24,3 +24,4 @@ mod reliability;
 mod report;
 mod viz_footprint;
 mod viz_png;
+mod why;
