@@ -25,7 +25,8 @@
 //!   that draw it.
 //!
 //! Element provenance (which record wrote a value, issue #36's `tpb-emu why`)
-//! is not available in this version; the page says so where it would be.
+//! is not precomputed: a clicked pixel gives the `tpb-emu why` command that
+//! prints it ([`Summary::why_source`]).
 //!
 //! A report is written only by a command that succeeds, like every other
 //! output (crate::files's output policy): a run that fails leaves no report.
@@ -94,6 +95,10 @@ pub struct Summary {
     /// Where the outputs were written, by variable name (for the commands
     /// the page suggests).
     pub output_files: Vec<(String, String)>,
+    /// What `tpb-emu why` is given to rerun the source, shell-quoted (the
+    /// program or model and its `--input NAME=FILE` flags: [`shell_word`]);
+    /// `None` where `why` cannot rerun it (`pool`).
+    pub why_source: Option<String>,
 }
 
 /// Whether a variable was an input or an output of the run.
@@ -937,12 +942,13 @@ fn write_data(
         arch.name()
     ));
     j.raw(",");
-    // The `why` command (not in this version) for an element (`{elem}`).
+    // The `why` command for an element (`{elem}` filled in by the page), or
+    // null where `why` cannot rerun the source.
     j.key("why_command");
-    j.str(&format!(
-        "tpb-emu why {} '{{elem}}'",
-        shell_word(&summary.source)
-    ));
+    match &summary.why_source {
+        Some(source) => j.str(&format!("tpb-emu why {source} '{{elem}}'")),
+        None => j.raw("null"),
+    }
     j.raw(",");
     // Per engine, its records column by column: byte offsets in the lowered
     // stream; the disassembly and what the emulator did, as indices into
@@ -1135,7 +1141,7 @@ fn write_data(
 }
 
 /// `s` quoted for a POSIX shell when it needs to be.
-fn shell_word(s: &str) -> String {
+pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))

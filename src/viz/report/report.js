@@ -306,8 +306,9 @@
       html += "not embedded in this report (over its budget)" + (file ?
         "; read it with <code>" + esc("python3 -c \"import numpy as np; print(np.load('" + file + "')[" + idx.join(",") + "])\"") + "</code>" : "");
     }
-    html += "<br>provenance: not available in this version. The planned command (issue #36, not built yet): <code>" +
-      esc(D.why_command.replace("{elem}", elem)) + "</code>";
+    html += "<br>provenance: not precomputed \u2014 " + (D.why_command ?
+      "run <code class=\"why\">" + esc(D.why_command.replace("{elem}", elem)) + "</code>" :
+      "<code>tpb-emu why</code> reruns programs and NEFFs, not this command");
     out.innerHTML = html;
     out.setAttribute("data-index", idx.join(","));
   }
