@@ -395,37 +395,38 @@ fn fx(s: &str) -> u64 {
 }
 
 /// `s` escaped for a JSON string inside the page's script element (`<` as
-/// `\u003c`, so `</script>` cannot end it), appended to `out`.
-fn json_escape_into(out: &mut Vec<u8>, s: &str) {
+/// `\\u003c`, so `</script>` cannot end it), appended to `out`.
+fn json_escape_into(out: &mut String, s: &str) {
     let b = s.as_bytes();
     // Most texts need nothing escaped: one pass that vectorizes finds out.
     if !b
         .iter()
         .any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == b'<')
     {
-        out.extend_from_slice(b);
+        out.push_str(s);
         return;
     }
+    // Every byte escaped is ASCII, so `s` is cut at character boundaries.
     let mut from = 0;
     for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'<' => b"\\u003c",
-            b'\n' => b"\\n",
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'<' => "\\u003c",
+            b'\n' => "\\n",
             0..0x20 => {
-                out.extend_from_slice(&b[from..i]);
+                out.push_str(&s[from..i]);
                 let _ = write!(out, "\\u{c:04x}");
                 from = i + 1;
                 continue;
             }
             _ => continue,
         };
-        out.extend_from_slice(&b[from..i]);
-        out.extend_from_slice(esc);
+        out.push_str(&s[from..i]);
+        out.push_str(esc);
         from = i + 1;
     }
-    out.extend_from_slice(&b[from..]);
+    out.push_str(&s[from..]);
 }
 
 /// Records that share their texts and figures: the same bytes, and both
@@ -478,7 +479,7 @@ const CHUNK: usize = 1024;
 /// worker: the texts of each end to end, already escaped for the page's
 /// JSON (disassembly, then what the emulator did), and the figures.
 struct Described {
-    text: Vec<u8>,
+    text: String,
     /// The end of each text in `text` and its hash: two per class.
     ends: Vec<(u32, u64)>,
     cycles: Vec<u64>,
@@ -488,7 +489,7 @@ struct Described {
 impl Described {
     /// The (escaped) texts with their hashes, in order.
     fn texts(&self) -> impl Iterator<Item = (&str, u64)> {
-        let text = std::str::from_utf8(&self.text).expect("escaped UTF-8 is UTF-8");
+        let text = self.text.as_str();
         let mut from = 0;
         self.ends.iter().map(move |&(end, h)| {
             let s = &text[from..end as usize];
@@ -500,7 +501,7 @@ impl Described {
 
 fn describe(steps: &[&Step]) -> Described {
     let mut d = Described {
-        text: Vec::with_capacity(steps.len() * 160),
+        text: String::with_capacity(steps.len() * 256),
         ends: Vec::with_capacity(2 * steps.len()),
         cycles: Vec::with_capacity(steps.len()),
         dma: Vec::with_capacity(steps.len()),
@@ -509,7 +510,7 @@ fn describe(steps: &[&Step]) -> Described {
     let end = |d: &mut Described, s: &str| {
         let from = d.text.len();
         json_escape_into(&mut d.text, s);
-        let h = fx(std::str::from_utf8(&d.text[from..]).expect("UTF-8"));
+        let h = fx(&d.text[from..]);
         d.ends.push((d.text.len() as u32, h));
     };
     for step in steps {
@@ -775,26 +776,53 @@ impl Json<'_> {
         self.num(n.unsigned_abs());
     }
 
-    /// `[a,b,…]`.
-    fn nums(&mut self, ns: impl IntoIterator<Item = u64>) -> std::io::Result<()> {
-        self.buf.push(b'[');
-        for (k, n) in ns.into_iter().enumerate() {
-            if k > 0 {
-                self.buf.push(b',');
+    /// A column of integers as the page's delta-run string: each value
+    /// minus the one before (the first minus 0), and `DxN` for N equal
+    /// differences D in a row: `[0, 64, 128, 128, 7]` is `"0,64x2,0,-121"`.
+    fn cols(&mut self, vs: impl IntoIterator<Item = i64>) -> std::io::Result<()> {
+        self.buf.push(b'"');
+        let (mut prev, mut run, mut first) = (0i64, None::<(i64, u64)>, true);
+        for (k, v) in vs.into_iter().enumerate() {
+            let d = v.wrapping_sub(prev);
+            prev = v;
+            match &mut run {
+                Some((rd, n)) if *rd == d => *n += 1,
+                _ => {
+                    if let Some((rd, n)) = run {
+                        self.delta_run(rd, n, &mut first);
+                    }
+                    run = Some((d, 1));
+                }
             }
-            self.num(n);
             if k % 4096 == 4095 {
                 self.spill()?;
             }
         }
-        self.buf.push(b']');
+        if let Some((rd, n)) = run {
+            self.delta_run(rd, n, &mut first);
+        }
+        self.buf.push(b'"');
         self.spill()
     }
 
+    fn delta_run(&mut self, d: i64, n: u64, first: &mut bool) {
+        if !*first {
+            self.buf.push(b',');
+        }
+        *first = false;
+        self.int(d);
+        if n > 1 {
+            self.buf.push(b'x');
+            self.num(n);
+        }
+    }
+
     fn str(&mut self, s: &str) {
-        self.buf.push(b'"');
-        json_escape_into(&mut self.buf, s);
-        self.buf.push(b'"');
+        let mut t = String::with_capacity(s.len() + 2);
+        t.push('"');
+        json_escape_into(&mut t, s);
+        t.push('"');
+        self.raw(&t);
     }
 
     /// `"s"` for an `s` already escaped.
@@ -881,7 +909,9 @@ fn write_data(
     let t = machine.timeline().unwrap_or(&empty);
     // The records' classes (records that share texts and figures), then
     // each class's texts and figures, made on every core (the costly part).
+    let records: usize = staged.steps.iter().map(Vec::len).sum();
     let mut classes = Classes::default();
+    classes.first.reserve(records);
     let class_of: Vec<Vec<u32>> = Engine::ALL
         .iter()
         .map(|&e| {
@@ -897,6 +927,7 @@ fn write_data(
     };
     // Per class: its texts' indices in `text`, its figures.
     let mut text = Strings::default();
+    text.first.reserve(2 * classes.steps.len());
     let mut disasm_id = Vec::with_capacity(classes.steps.len());
     let mut did_id = Vec::with_capacity(classes.steps.len());
     for d in &described {
@@ -950,7 +981,8 @@ fn write_data(
         None => j.raw("null"),
     }
     j.raw(",");
-    // Per engine, its records column by column: byte offsets in the lowered
+    // Per engine, its records column by column (each column a delta-run
+    // string, Json::cols, that the page expands): byte offsets in the lowered
     // stream; the disassembly and what the emulator did, as indices into
     // `text`; virtual cycles per execution on the engine (TL-1) and of a
     // DMA transfer on its queue (0: none); times executed (counted from the
@@ -1011,32 +1043,26 @@ fn write_data(
         j.str(e.name());
         j.raw(",");
         j.key("offset");
-        j.nums(steps.iter().map(|s| s.offset as u64))?;
+        j.cols(steps.iter().map(|s| s.offset as i64))?;
         j.raw(",");
         j.key("disasm");
-        j.nums(class.iter().map(|&c| disasm_id[c as usize]))?;
+        j.cols(class.iter().map(|&c| disasm_id[c as usize] as i64))?;
         j.raw(",");
         j.key("did");
-        j.nums(class.iter().map(|&c| did_id[c as usize]))?;
+        j.cols(class.iter().map(|&c| did_id[c as usize] as i64))?;
         j.raw(",");
         j.key("cycles");
-        j.nums(class.iter().map(|&c| cycles[c as usize]))?;
+        j.cols(class.iter().map(|&c| cycles[c as usize] as i64))?;
         j.raw(",");
         j.key("dma");
-        j.nums(class.iter().map(|&c| dma[c as usize]))?;
+        j.cols(class.iter().map(|&c| dma[c as usize] as i64))?;
         j.raw(",");
         j.key("runs");
-        j.nums(std::mem::take(&mut runs[e as usize]))?;
+        j.cols(runs[e as usize].iter().map(|&n| n as i64))?;
         j.raw(",");
         j.key("fp");
-        j.raw("[");
-        for (i, f) in fp.into_iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
-            j.int(f);
-        }
-        j.raw("]}");
+        j.cols(fp)?;
+        j.raw("}");
         j.spill()?;
     }
     j.raw("],");
@@ -1053,7 +1079,7 @@ fn write_data(
     }
     j.raw("]");
     j.raw(",");
-    // The slices, column by column: the track (engines 0..=4, their DMA
+    // The slices, column by column (delta-run strings): the track (engines 0..=4, their DMA
     // queues 5..=9), start, duration, kind (0 record, 1 wait, 2 DMA
     // transfer), the record's index in its engine's stream; the (from, to)
     // slice indices of the release flows; the slices the timeline kept but
@@ -1068,19 +1094,19 @@ fn write_data(
     j.key("slices");
     j.raw("{");
     j.key("track");
-    j.nums(shown.iter().map(|s| s.track.tid() as u64))?;
+    j.cols(shown.iter().map(|s| s.track.tid() as i64))?;
     j.raw(",");
     j.key("start");
-    j.nums(shown.iter().map(|s| s.start))?;
+    j.cols(shown.iter().map(|s| s.start as i64))?;
     j.raw(",");
     j.key("dur");
-    j.nums(shown.iter().map(|s| s.dur))?;
+    j.cols(shown.iter().map(|s| s.dur as i64))?;
     j.raw(",");
     j.key("kind");
-    j.nums(shown.iter().map(|s| kind_index(s).0))?;
+    j.cols(shown.iter().map(|s| kind_index(s).0))?;
     j.raw(",");
     j.key("index");
-    j.nums(shown.iter().map(|s| kind_index(s).1 as u64))?;
+    j.cols(shown.iter().map(|s| kind_index(s).1 as i64))?;
     j.raw(",");
     j.key("flows");
     j.raw("[");
