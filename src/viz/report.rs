@@ -1198,6 +1198,33 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_delta_runs_and_texts_are_escaped_for_the_script() {
+        let mut out = Vec::new();
+        let mut j = Json {
+            buf: Vec::new(),
+            out: &mut out,
+        };
+        j.cols([0, 64, 128, 128, 7]).unwrap();
+        j.raw(" ");
+        j.cols([-1, -1, -1]).unwrap();
+        j.raw(" ");
+        j.cols([]).unwrap();
+        j.raw(" ");
+        j.str("a\"b\\c</script>\n\u{1}é");
+        j.finish().unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            r#""0,64x2,0,-121" "-1,0x2" "" "a\"b\\c\u003c/script>\n\u0001é""#
+        );
+        let last = s.rsplit(' ').next().unwrap();
+        assert_eq!(
+            serde_json::from_str::<String>(last).unwrap(),
+            "a\"b\\c</script>\n\u{1}é"
+        );
+    }
+
+    #[test]
     fn script_safe_json_cannot_close_the_script() {
         let mut v = Vec::new();
         serde_json::to_writer(ScriptSafe(&mut v), &"</script><b>").unwrap();
