@@ -390,6 +390,7 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
             message: "ok (a failing run writes no report: README, output policy)".into(),
             warnings: Vec::new(),
             output_files: vec![("y".into(), a.output.display().to_string())],
+            why_source: None,
         };
         outs.write_with(path, &mut |w| {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, w);

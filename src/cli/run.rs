@@ -382,6 +382,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 .iter()
                 .map(|o| (o.name.clone(), o.path.clone()))
                 .collect(),
+            why_source: Some(
+                std::iter::once(viz::report::shell_word(
+                    &args.manifest.display().to_string(),
+                ))
+                .chain(
+                    args.inputs
+                        .iter()
+                        .map(|i| format!("--input {}", viz::report::shell_word(i))),
+                )
+                .collect::<Vec<_>>()
+                .join(" "),
+            ),
         };
         outs.write_with(path, &mut |w| {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, w);

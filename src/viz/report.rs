@@ -25,7 +25,8 @@
 //!   that draw it.
 //!
 //! Element provenance (which record wrote a value, issue #36's `tpb-emu why`)
-//! is not available in this version; the page says so where it would be.
+//! is not precomputed: a clicked pixel gives the `tpb-emu why` command that
+//! prints it ([`Summary::why_source`]).
 //!
 //! A report is written only by a command that succeeds, like every other
 //! output (crate::files's output policy): a run that fails leaves no report.
@@ -94,6 +95,10 @@ pub struct Summary {
     /// Where the outputs were written, by variable name (for the commands
     /// the page suggests).
     pub output_files: Vec<(String, String)>,
+    /// What `tpb-emu why` is given to rerun the source, shell-quoted (the
+    /// program or model and its `--input NAME=FILE` flags: [`shell_word`]);
+    /// `None` where `why` cannot rerun it (`pool`).
+    pub why_source: Option<String>,
 }
 
 /// Whether a variable was an input or an output of the run.
@@ -245,7 +250,11 @@ impl Picture {
             dh,
             dw,
             geometry,
-            png: format!("data:image/png;base64,{}", base64(&png)),
+            png: {
+                let mut uri = String::from("data:image/png;base64,");
+                base64_into(&mut uri, &png);
+                uri
+            },
             values,
             note: note.join("; "),
         })
@@ -271,90 +280,56 @@ fn value_reader(dtype: Dtype, size: usize) -> impl Fn(&[u8]) -> f32 {
 
 /// Standard base64 with padding.
 pub fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (c.get(1).copied().unwrap_or(0) as u32) << 8
-            | c.get(2).copied().unwrap_or(0) as u32;
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= c.len() {
-                out.push(A[(n >> shift & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
+    let mut out = String::new();
+    base64_into(&mut out, bytes);
     out
 }
 
-/// One engine's records, column by column (compact JSON).
-#[derive(Serialize)]
-struct EngineRecords {
-    name: &'static str,
-    /// Byte offsets in the lowered stream.
-    offset: Vec<usize>,
-    /// Disassembly, as indices into `Data::text`.
-    disasm: Vec<u32>,
-    /// What the emulator did, as indices into `Data::text`.
-    did: Vec<u32>,
-    /// Virtual cycles per execution on the engine (TL-1).
-    cycles: Vec<u64>,
-    /// Virtual cycles of a DMA transfer on the engine's queue (0: none).
-    dma: Vec<u64>,
-    /// Times executed (counted from the timeline's slices).
-    runs: Vec<u64>,
-    /// Index into `Data::footprints`, or -1 (not drawable), or -2 (drawable,
-    /// not precomputed), or -3 (drawable, but drawing failed: `fp_error`).
-    fp: Vec<i32>,
-}
-
-#[derive(Serialize)]
-struct Slices {
-    /// Track: engines 0..=4, their DMA queues 5..=9.
-    track: Vec<u8>,
-    start: Vec<u64>,
-    dur: Vec<u64>,
-    /// 0 record, 1 wait, 2 DMA transfer.
-    kind: Vec<u8>,
-    /// The record index in its engine's stream.
-    index: Vec<u32>,
-    /// (from, to) slice indices of the release flows.
-    flows: Vec<[u32; 2]>,
-    /// Slices the timeline kept but the page leaves out, and those the
-    /// timeline itself dropped.
-    left_out: u64,
-    dropped: u64,
-    end: u64,
-}
-
-#[derive(Serialize)]
-struct Data<'a> {
-    source: &'a str,
-    arch: &'static str,
-    /// The `tpb-emu` command a user runs to draw a footprint not precomputed
-    /// (`{engine}` and `{n}` filled in by the page).
-    footprint_command: String,
-    /// The `why` command (not in this version) for an element (`{elem}`).
-    why_command: String,
-    engines: Vec<EngineRecords>,
-    text: Vec<String>,
-    slices: Slices,
-    footprints: Vec<String>,
-    fp_error: Vec<String>,
-    footprints_precomputed: usize,
-    footprints_drawable: usize,
-    pictures: &'a [Picture],
-    output_files: HashMap<&'a str, &'a str>,
+/// [`base64`] appended to `out`: three bytes to four characters at a time.
+pub fn base64_into(out: &mut String, bytes: &[u8]) {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut o = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    let mut chunks = bytes.chunks_exact(3);
+    for c in &mut chunks {
+        let n = (c[0] as u32) << 16 | (c[1] as u32) << 8 | c[2] as u32;
+        o.extend_from_slice(&[
+            A[(n >> 18) as usize],
+            A[(n >> 12 & 63) as usize],
+            A[(n >> 6 & 63) as usize],
+            A[(n & 63) as usize],
+        ]);
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = (a as u32) << 16;
+            o.extend_from_slice(&[
+                A[(n >> 18) as usize],
+                A[(n >> 12 & 63) as usize],
+                b'=',
+                b'=',
+            ]);
+        }
+        [a, b] => {
+            let n = (a as u32) << 16 | (b as u32) << 8;
+            o.extend_from_slice(&[
+                A[(n >> 18) as usize],
+                A[(n >> 12 & 63) as usize],
+                A[(n >> 6 & 63) as usize],
+                b'=',
+            ]);
+        }
+        _ => {}
+    }
+    out.push_str(std::str::from_utf8(&o).expect("base64 is ASCII"));
 }
 
 /// A word-at-a-time multiplicative hash (rustc's Fx): the interning table
 /// hashes 200,000 strings for 100,000 records, where SipHash's resistance
 /// to chosen keys buys nothing.
 #[derive(Default)]
-struct Fnv(u64);
+struct Fx(u64);
 
-impl std::hash::Hasher for Fnv {
+impl std::hash::Hasher for Fx {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -370,35 +345,193 @@ impl std::hash::Hasher for Fnv {
         }
         self.0 = h;
     }
-}
-
-/// Interned strings: records repeat their disassembly and actions. The
-/// table maps a string's hash to the strings with that hash (no copy).
-#[derive(Default)]
-struct Strings {
-    index: HashMap<u64, Vec<u32>, std::hash::BuildHasherDefault<Fnv>>,
-    list: Vec<String>,
-}
-
-impl Strings {
-    fn id(&mut self, s: String) -> u32 {
-        use std::hash::Hasher;
-        let mut h = Fnv::default();
-        h.write(s.as_bytes());
-        let same = self.index.entry(h.finish()).or_default();
-        if let Some(&i) = same.iter().find(|&&i| self.list[i as usize] == s) {
-            return i;
-        }
-        let i = self.list.len() as u32;
-        same.push(i);
-        self.list.push(s);
-        i
+    fn write_u64(&mut self, n: u64) {
+        // The table's keys are already hashes.
+        self.0 = n;
     }
 }
 
-/// What the emulator does for `step` (wait, operation, update), in words.
-fn did(step: &Step) -> String {
-    let mut s = String::with_capacity(160);
+/// Interned strings: records repeat their disassembly and actions. The
+/// strings are borrowed (from the chunks' texts), never copied: the table
+/// maps a hash to the first string with it, `next` chains the others.
+#[derive(Default)]
+struct Strings<'a> {
+    first: HashMap<u64, u32, std::hash::BuildHasherDefault<Fx>>,
+    next: Vec<u32>,
+    list: Vec<&'a str>,
+}
+
+impl<'a> Strings<'a> {
+    /// The index of `s`, whose [`fx`] hash is `h`.
+    fn id(&mut self, s: &'a str, h: u64) -> u32 {
+        let new = self.list.len() as u32;
+        let mut i = *self.first.entry(h).or_insert(new);
+        if i != new {
+            loop {
+                if self.list[i as usize] == s {
+                    return i;
+                }
+                match self.next[i as usize] {
+                    u32::MAX => {
+                        self.next[i as usize] = new;
+                        break;
+                    }
+                    n => i = n,
+                }
+            }
+        }
+        self.next.push(u32::MAX);
+        self.list.push(s);
+        new
+    }
+}
+
+/// `s`'s [`Fx`] hash.
+fn fx(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = Fx::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// `s` escaped for a JSON string inside the page's script element (`<` as
+/// `\\u003c`, so `</script>` cannot end it), appended to `out`.
+fn json_escape_into(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    // Most texts need nothing escaped: one pass that vectorizes finds out.
+    if !b
+        .iter()
+        .any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == b'<')
+    {
+        out.push_str(s);
+        return;
+    }
+    // Every byte escaped is ASCII, so `s` is cut at character boundaries.
+    let mut from = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'<' => "\\u003c",
+            b'\n' => "\\n",
+            0..0x20 => {
+                out.push_str(&s[from..i]);
+                let _ = write!(out, "\\u{c:04x}");
+                from = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(esc);
+        from = i + 1;
+    }
+    out.push_str(&s[from..]);
+}
+
+/// Records that share their texts and figures: the same bytes, and both
+/// an exit point or neither (a step is its record staged, and only a
+/// branch's target depends on where the record is: branches share nothing).
+#[derive(Default)]
+struct Classes<'a> {
+    first: HashMap<u64, u32, std::hash::BuildHasherDefault<Fx>>,
+    next: Vec<u32>,
+    /// One step of each class.
+    steps: Vec<&'a Step>,
+}
+
+impl<'a> Classes<'a> {
+    fn id(&mut self, step: &'a Step) -> u32 {
+        let new = self.steps.len() as u32;
+        if !matches!(step.op, Op::Branch { .. }) {
+            let mut h = step.exit as u64;
+            for w in step.record.0.chunks_exact(8) {
+                let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+                h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+            }
+            let mut i = *self.first.entry(h).or_insert(new);
+            if i != new {
+                loop {
+                    let s = self.steps[i as usize];
+                    if s.record == step.record && s.exit == step.exit {
+                        return i;
+                    }
+                    match self.next[i as usize] {
+                        u32::MAX => {
+                            self.next[i as usize] = new;
+                            break;
+                        }
+                        n => i = n,
+                    }
+                }
+            }
+        }
+        self.next.push(u32::MAX);
+        self.steps.push(step);
+        new
+    }
+}
+
+/// The classes a worker describes at a time.
+const CHUNK: usize = 1024;
+
+/// What the page says about consecutive classes of records, made on a
+/// worker: the texts of each end to end, already escaped for the page's
+/// JSON (disassembly, then what the emulator did), and the figures.
+struct Described {
+    text: String,
+    /// The end of each text in `text` and its hash: two per class.
+    ends: Vec<(u32, u64)>,
+    cycles: Vec<u64>,
+    dma: Vec<u64>,
+}
+
+impl Described {
+    /// The (escaped) texts with their hashes, in order.
+    fn texts(&self) -> impl Iterator<Item = (&str, u64)> {
+        let text = self.text.as_str();
+        let mut from = 0;
+        self.ends.iter().map(move |&(end, h)| {
+            let s = &text[from..end as usize];
+            from = end as usize;
+            (s, h)
+        })
+    }
+}
+
+fn describe(steps: &[&Step]) -> Described {
+    let mut d = Described {
+        text: String::with_capacity(steps.len() * 256),
+        ends: Vec::with_capacity(2 * steps.len()),
+        cycles: Vec::with_capacity(steps.len()),
+        dma: Vec::with_capacity(steps.len()),
+    };
+    let mut what = String::with_capacity(256);
+    let end = |d: &mut Described, s: &str| {
+        let from = d.text.len();
+        json_escape_into(&mut d.text, s);
+        let h = fx(&d.text[from..]);
+        d.ends.push((d.text.len() as u32, h));
+    };
+    for step in steps {
+        end(&mut d, &disasm_record(&step.record));
+        what.clear();
+        did(&mut what, step);
+        end(&mut d, &what);
+        d.cycles.push(record_cycles(step));
+        d.dma.push(match &step.op {
+            Op::Dma(_) => cost::dma_cycles(cost::dma_bytes(
+                &crate::isa::control::DmaMemcpy::decode(&step.record),
+            )),
+            _ => 0,
+        });
+    }
+    d
+}
+
+/// What the emulator does for `step` (wait, operation, update), in words,
+/// appended to `s`.
+fn did(s: &mut String, step: &Step) {
     if step.wait != Wait::None {
         let _ = write!(s, "wait {}; ", step.wait);
     }
@@ -465,7 +598,6 @@ fn did(step: &Step) -> String {
     if step.exit {
         s.push_str("; exit point (EC-29)");
     }
-    s
 }
 
 /// Escapes `<` inside the page's JSON (so `</script>` cannot end it): JSON
@@ -593,6 +725,141 @@ fn body(summary: &Summary, machine: &Machine, pictures: &[Picture]) -> (String, 
     (summary_html, b)
 }
 
+/// The page's data as it is written: compact JSON made by hand into a
+/// buffer that goes to the page in large pieces. Strings are escaped for
+/// JSON and for the page's script element (`<` as `\u003c`).
+struct Json<'w> {
+    buf: Vec<u8>,
+    out: &'w mut dyn Write,
+}
+
+impl Json<'_> {
+    const FLUSH: usize = 1 << 20;
+
+    fn spill(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= Self::FLUSH {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn raw(&mut self, s: &str) {
+        self.buf.extend_from_slice(s.as_bytes());
+    }
+
+    /// `"key":`.
+    fn key(&mut self, k: &str) {
+        self.buf.push(b'"');
+        self.raw(k);
+        self.raw("\":");
+    }
+
+    fn num(&mut self, mut n: u64) {
+        let mut b = [0u8; 20];
+        let mut i = b.len();
+        loop {
+            i -= 1;
+            b[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&b[i..]);
+    }
+
+    fn int(&mut self, n: i64) {
+        if n < 0 {
+            self.buf.push(b'-');
+        }
+        self.num(n.unsigned_abs());
+    }
+
+    /// A column of integers as the page's delta-run string: each value
+    /// minus the one before (the first minus 0), and `DxN` for N equal
+    /// differences D in a row: `[0, 64, 128, 128, 7]` is `"0,64x2,0,-121"`.
+    fn cols(&mut self, vs: impl IntoIterator<Item = i64>) -> std::io::Result<()> {
+        self.buf.push(b'"');
+        let (mut prev, mut run, mut first) = (0i64, None::<(i64, u64)>, true);
+        for (k, v) in vs.into_iter().enumerate() {
+            let d = v.wrapping_sub(prev);
+            prev = v;
+            match &mut run {
+                Some((rd, n)) if *rd == d => *n += 1,
+                _ => {
+                    if let Some((rd, n)) = run {
+                        self.delta_run(rd, n, &mut first);
+                    }
+                    run = Some((d, 1));
+                }
+            }
+            if k % 4096 == 4095 {
+                self.spill()?;
+            }
+        }
+        if let Some((rd, n)) = run {
+            self.delta_run(rd, n, &mut first);
+        }
+        self.buf.push(b'"');
+        self.spill()
+    }
+
+    fn delta_run(&mut self, d: i64, n: u64, first: &mut bool) {
+        if !*first {
+            self.buf.push(b',');
+        }
+        *first = false;
+        self.int(d);
+        if n > 1 {
+            self.buf.push(b'x');
+            self.num(n);
+        }
+    }
+
+    fn str(&mut self, s: &str) {
+        let mut t = String::with_capacity(s.len() + 2);
+        t.push('"');
+        json_escape_into(&mut t, s);
+        t.push('"');
+        self.raw(&t);
+    }
+
+    /// `"s"` for an `s` already escaped.
+    fn escaped(&mut self, s: &str) {
+        self.buf.push(b'"');
+        self.raw(s);
+        self.buf.push(b'"');
+    }
+
+    /// `[“a”,“b”,…]`.
+    fn strs<'s>(&mut self, ss: impl IntoIterator<Item = &'s str>) -> std::io::Result<()> {
+        self.buf.push(b'[');
+        for (k, s) in ss.into_iter().enumerate() {
+            if k > 0 {
+                self.buf.push(b',');
+            }
+            self.str(s);
+            self.spill()?;
+        }
+        self.buf.push(b']');
+        self.spill()
+    }
+
+    /// `v` through serde (the small parts: the pictures, the file names).
+    fn serde(&mut self, v: &impl Serialize) -> std::io::Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = serde_json::to_writer(ScriptSafe(&mut buf), v).map_err(std::io::Error::other);
+        self.buf = buf;
+        r?;
+        self.spill()
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        self.out.write_all(&self.buf)
+    }
+}
+
 /// Writes the report of the run `machine` finished (with its timeline's
 /// slices recorded: [`Machine::record_timeline`]`(true)`) to `out`.
 /// `pictures` are the variables' pictures ([`Picture::new`]; inputs drawn
@@ -603,10 +870,81 @@ pub fn write_report(
     pictures: &[Picture],
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let title = html(&format!("tpb-emu report: {}", summary.source));
+    let (summary_html, variables_html) = body(summary, machine, pictures);
+    // The template's placeholders, in order; a value is never searched for
+    // placeholders itself.
+    let mut rest = PAGE;
+    for (mark, value) in [
+        ("{{TITLE}}", Some(title.as_str())),
+        ("{{CSS}}", Some(CSS)),
+        ("{{SUMMARY}}", Some(summary_html.as_str())),
+        ("{{VARIABLES}}", Some(variables_html.as_str())),
+        ("{{DATA}}", None),
+        ("{{JS}}", Some(JS)),
+    ] {
+        let (head, tail) = rest
+            .split_once(mark)
+            .expect("the page template holds every placeholder, in order");
+        out.write_all(head.as_bytes())?;
+        match value {
+            Some(v) => out.write_all(v.as_bytes())?,
+            None => write_data(summary, machine, pictures, &mut *out)?,
+        }
+        rest = tail;
+    }
+    out.write_all(rest.as_bytes())
+}
+
+/// The page's data (the JSON document its script reads).
+fn write_data(
+    summary: &Summary,
+    machine: &Machine,
+    pictures: &[Picture],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let staged = machine.staged();
     let arch: Arch = staged.arch();
     let empty = crate::runtime::timeline::Timeline::new(true);
     let t = machine.timeline().unwrap_or(&empty);
+    // The records' classes (records that share texts and figures), then
+    // each class's texts and figures, made on every core (the costly part).
+    let records: usize = staged.steps.iter().map(Vec::len).sum();
+    let mut classes = Classes::default();
+    classes.first.reserve(records);
+    let class_of: Vec<Vec<u32>> = Engine::ALL
+        .iter()
+        .map(|&e| {
+            staged.steps[e as usize]
+                .iter()
+                .map(|s| classes.id(s))
+                .collect()
+        })
+        .collect();
+    let described: Vec<Described> = {
+        use rayon::prelude::*;
+        classes.steps.par_chunks(CHUNK).map(describe).collect()
+    };
+    // Per class: its texts' indices in `text`, its figures.
+    let mut text = Strings::default();
+    text.first.reserve(2 * classes.steps.len());
+    let mut disasm_id = Vec::with_capacity(classes.steps.len());
+    let mut did_id = Vec::with_capacity(classes.steps.len());
+    for d in &described {
+        let mut texts = d.texts();
+        while let (Some((a, ha)), Some((b, hb))) = (texts.next(), texts.next()) {
+            disasm_id.push(text.id(a, ha) as u64);
+            did_id.push(text.id(b, hb) as u64);
+        }
+    }
+    let cycles: Vec<u64> = described
+        .iter()
+        .flat_map(|d| d.cycles.iter().copied())
+        .collect();
+    let dma: Vec<u64> = described
+        .iter()
+        .flat_map(|d| d.dma.iter().copied())
+        .collect();
     // Executions of each record, from the record slices.
     let mut runs: [Vec<u64>; 5] = std::array::from_fn(|e| vec![0; staged.steps[e].len()]);
     for s in t.slices() {
@@ -614,44 +952,55 @@ pub fn write_report(
             runs[e as usize][index] += 1;
         }
     }
-    let mut text = Strings::default();
+    let mut json = Json {
+        buf: Vec::with_capacity(Json::FLUSH + (64 << 10)),
+        out,
+    };
+    let j = &mut json;
+    j.raw("{");
+    j.key("source");
+    j.str(&summary.source);
+    j.raw(",");
+    j.key("arch");
+    j.str(arch.name());
+    j.raw(",");
+    // The `tpb-emu` command a user runs to draw a footprint not precomputed
+    // (`{engine}` and `{n}` filled in by the page).
+    j.key("footprint_command");
+    j.str(&format!(
+        "tpb-emu lower {} --out LOWERED && tpb-emu viz --footprint LOWERED/{{engine}}.bin --record {{n}} --arch {} -o footprint.png",
+        shell_word(&summary.source),
+        arch.name()
+    ));
+    j.raw(",");
+    // The `why` command for an element (`{elem}` filled in by the page), or
+    // null where `why` cannot rerun the source.
+    j.key("why_command");
+    match &summary.why_source {
+        Some(source) => j.str(&format!("tpb-emu why {source} '{{elem}}'")),
+        None => j.raw("null"),
+    }
+    j.raw(",");
+    // Per engine, its records column by column (each column a delta-run
+    // string, Json::cols, that the page expands): byte offsets in the lowered
+    // stream; the disassembly and what the emulator did, as indices into
+    // `text`; virtual cycles per execution on the engine (TL-1) and of a
+    // DMA transfer on its queue (0: none); times executed (counted from the
+    // timeline's slices); `fp`: an index into `footprints`, or -1 (not
+    // drawable), -2 (drawable, not precomputed), -3-k (drawable, but
+    // drawing failed: `fp_error[k]`).
     let mut footprints = Vec::new();
     let mut fp_error = Vec::new();
     let mut drawable = 0usize;
-    let mut engines = Vec::new();
-    for e in Engine::ALL {
+    j.key("engines");
+    j.raw("[");
+    for (k, e) in Engine::ALL.into_iter().enumerate() {
         let steps = &staged.steps[e as usize];
-        let mut r = EngineRecords {
-            name: e.name(),
-            offset: Vec::with_capacity(steps.len()),
-            disasm: Vec::with_capacity(steps.len()),
-            did: Vec::with_capacity(steps.len()),
-            cycles: Vec::with_capacity(steps.len()),
-            dma: Vec::with_capacity(steps.len()),
-            runs: std::mem::take(&mut runs[e as usize]),
-            fp: Vec::with_capacity(steps.len()),
-        };
-        // The two texts of each record, made on every core (the costly part).
-        let texts: Vec<(String, String)> = {
-            use rayon::prelude::*;
-            steps
-                .par_iter()
-                .map(|step| (disasm_record(&step.record), did(step)))
-                .collect()
-        };
-        for (i, (step, (disasm, what))) in steps.iter().zip(texts).enumerate() {
-            r.offset.push(step.offset);
-            r.disasm.push(text.id(disasm));
-            r.did.push(text.id(what));
-            r.cycles.push(record_cycles(step));
-            r.dma.push(match &step.op {
-                Op::Dma(_) => cost::dma_cycles(cost::dma_bytes(
-                    &crate::isa::control::DmaMemcpy::decode(&step.record),
-                )),
-                _ => 0,
-            });
+        let class = &class_of[e as usize];
+        let mut fp = Vec::with_capacity(steps.len());
+        for (i, step) in steps.iter().enumerate() {
             let is_pool = step.record.opcode().class() == crate::isa::opcode::OpcodeClass::S4d4Pl;
-            r.fp.push(if !is_pool {
+            fp.push(if !is_pool {
                 -1
             } else {
                 drawable += 1;
@@ -673,115 +1022,152 @@ pub fn write_report(
                             })
                         }) {
                         Ok(png) => {
-                            footprints.push(format!("data:image/png;base64,{}", base64(&png)));
-                            footprints.len() as i32 - 1
+                            let mut uri = String::from("data:image/png;base64,");
+                            base64_into(&mut uri, &png);
+                            footprints.push(uri);
+                            footprints.len() as i64 - 1
                         }
                         Err(why) => {
                             fp_error.push(why.to_string());
-                            -3 - (fp_error.len() as i32 - 1)
+                            -3 - (fp_error.len() as i64 - 1)
                         }
                     }
                 }
             });
         }
-        engines.push(r);
+        if k > 0 {
+            j.raw(",");
+        }
+        j.raw("{");
+        j.key("name");
+        j.str(e.name());
+        j.raw(",");
+        j.key("offset");
+        j.cols(steps.iter().map(|s| s.offset as i64))?;
+        j.raw(",");
+        j.key("disasm");
+        j.cols(class.iter().map(|&c| disasm_id[c as usize] as i64))?;
+        j.raw(",");
+        j.key("did");
+        j.cols(class.iter().map(|&c| did_id[c as usize] as i64))?;
+        j.raw(",");
+        j.key("cycles");
+        j.cols(class.iter().map(|&c| cycles[c as usize] as i64))?;
+        j.raw(",");
+        j.key("dma");
+        j.cols(class.iter().map(|&c| dma[c as usize] as i64))?;
+        j.raw(",");
+        j.key("runs");
+        j.cols(runs[e as usize].iter().map(|&n| n as i64))?;
+        j.raw(",");
+        j.key("fp");
+        j.cols(fp)?;
+        j.raw("}");
+        j.spill()?;
     }
-    let records: usize = engines.iter().map(|e| e.offset.len()).sum();
+    j.raw("],");
+    j.key("text");
+    j.raw("[");
+    for (k, s) in text.list.iter().enumerate() {
+        if k > 0 {
+            j.raw(",");
+        }
+        j.escaped(s);
+        if k % 1024 == 1023 {
+            j.spill()?;
+        }
+    }
+    j.raw("]");
+    j.raw(",");
+    // The slices, column by column (delta-run strings): the track (engines 0..=4, their DMA
+    // queues 5..=9), start, duration, kind (0 record, 1 wait, 2 DMA
+    // transfer), the record's index in its engine's stream; the (from, to)
+    // slice indices of the release flows; the slices the timeline kept but
+    // the page leaves out, and those the timeline itself dropped.
     let all = t.slices();
-    let shown = all.len().min(MAX_DRAWN_SLICES);
-    let mut slices = Slices {
-        track: Vec::with_capacity(shown),
-        start: Vec::with_capacity(shown),
-        dur: Vec::with_capacity(shown),
-        kind: Vec::with_capacity(shown),
-        index: Vec::with_capacity(shown),
-        flows: Vec::new(),
-        left_out: (all.len() - shown) as u64,
-        dropped: t.dropped(),
-        end: t.end(),
+    let shown = &all[..all.len().min(MAX_DRAWN_SLICES)];
+    let kind_index = |s: &crate::runtime::timeline::Slice| match s.kind {
+        SliceKind::Record { index } => (0, index),
+        SliceKind::Wait { index, .. } => (1, index),
+        SliceKind::Dma { index, .. } => (2, index),
     };
-    for (k, s) in all[..shown].iter().enumerate() {
-        slices.track.push(s.track.tid() as u8);
-        slices.start.push(s.start);
-        slices.dur.push(s.dur);
-        let (kind, index) = match s.kind {
-            SliceKind::Record { index } => (0, index),
-            SliceKind::Wait {
-                index, released_by, ..
-            } => {
-                if let Some(b) = released_by.filter(|&b| b < shown) {
-                    slices.flows.push([b as u32, k as u32]);
-                }
-                (1, index)
+    j.key("slices");
+    j.raw("{");
+    j.key("track");
+    j.cols(shown.iter().map(|s| s.track.tid() as i64))?;
+    j.raw(",");
+    j.key("start");
+    j.cols(shown.iter().map(|s| s.start as i64))?;
+    j.raw(",");
+    j.key("dur");
+    j.cols(shown.iter().map(|s| s.dur as i64))?;
+    j.raw(",");
+    j.key("kind");
+    j.cols(shown.iter().map(|s| kind_index(s).0))?;
+    j.raw(",");
+    j.key("index");
+    j.cols(shown.iter().map(|s| kind_index(s).1 as i64))?;
+    j.raw(",");
+    j.key("flows");
+    j.raw("[");
+    let mut first = true;
+    for (k, s) in shown.iter().enumerate() {
+        if let SliceKind::Wait {
+            released_by: Some(b),
+            ..
+        } = s.kind
+            && b < shown.len()
+        {
+            if !first {
+                j.raw(",");
             }
-            SliceKind::Dma { index, .. } => (2, index),
-        };
-        slices.kind.push(kind);
-        slices.index.push(index as u32);
+            first = false;
+            j.raw("[");
+            j.num(b as u64);
+            j.raw(",");
+            j.num(k as u64);
+            j.raw("]");
+        }
     }
-    let data = Data {
-        source: &summary.source,
-        arch: arch.name(),
-        footprint_command: format!(
-            "tpb-emu lower {} --out LOWERED && tpb-emu viz --footprint LOWERED/{{engine}}.bin --record {{n}} --arch {} -o footprint.png",
-            shell_word(&summary.source),
-            arch.name()
-        ),
-        why_command: format!("tpb-emu why {} '{{elem}}'", shell_word(&summary.source)),
-        engines,
-        text: text.list,
-        slices,
-        footprints_precomputed: footprints.len(),
-        footprints,
-        fp_error,
-        footprints_drawable: drawable,
-        pictures,
-        output_files: summary
+    j.raw("],");
+    j.key("left_out");
+    j.num((all.len() - shown.len()) as u64);
+    j.raw(",");
+    j.key("dropped");
+    j.num(t.dropped());
+    j.raw(",");
+    j.key("end");
+    j.num(t.end());
+    j.raw("},");
+    j.key("footprints");
+    j.strs(footprints.iter().map(String::as_str))?;
+    j.raw(",");
+    j.key("fp_error");
+    j.strs(fp_error.iter().map(String::as_str))?;
+    j.raw(",");
+    j.key("footprints_precomputed");
+    j.num(footprints.len() as u64);
+    j.raw(",");
+    j.key("footprints_drawable");
+    j.num(drawable as u64);
+    j.raw(",");
+    j.key("pictures");
+    j.serde(&pictures)?;
+    j.raw(",");
+    j.key("output_files");
+    j.serde(
+        &summary
             .output_files
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect(),
-    };
-    let title = html(&format!("tpb-emu report: {}", summary.source));
-    let (summary_html, variables_html) = body(summary, machine, pictures);
-    // The template's placeholders, in order; a value is never searched for
-    // placeholders itself.
-    let mut rest = PAGE;
-    for (mark, value) in [
-        ("{{TITLE}}", Some(title.as_str())),
-        ("{{CSS}}", Some(CSS)),
-        ("{{SUMMARY}}", Some(summary_html.as_str())),
-        ("{{VARIABLES}}", Some(variables_html.as_str())),
-        ("{{DATA}}", None),
-        ("{{JS}}", Some(JS)),
-    ] {
-        let (head, tail) = rest
-            .split_once(mark)
-            .expect("the page template holds every placeholder, in order");
-        out.write_all(head.as_bytes())?;
-        match value {
-            Some(v) => out.write_all(v.as_bytes())?,
-            None => {
-                // Made whole, then written with its `<`s escaped in one pass.
-                let guess = data.text.iter().map(|t| t.len() + 3).sum::<usize>()
-                    + 64 * (data.slices.start.len() + records)
-                    + pictures
-                        .iter()
-                        .map(|p| p.png.len() + p.values.as_ref().map_or(0, String::len))
-                        .sum::<usize>()
-                    + data.footprints.iter().map(String::len).sum::<usize>();
-                let mut json = Vec::with_capacity(guess + 4096);
-                serde_json::to_writer(&mut json, &data).map_err(std::io::Error::other)?;
-                ScriptSafe(&mut *out).write_all(&json)?
-            }
-        }
-        rest = tail;
-    }
-    out.write_all(rest.as_bytes())
+            .collect::<HashMap<_, _>>(),
+    )?;
+    j.raw("}");
+    json.finish()
 }
 
 /// `s` quoted for a POSIX shell when it needs to be.
-fn shell_word(s: &str) -> String {
+pub fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
@@ -809,6 +1195,33 @@ mod tests {
         ] {
             assert_eq!(base64(i.as_bytes()), o);
         }
+    }
+
+    #[test]
+    fn columns_are_delta_runs_and_texts_are_escaped_for_the_script() {
+        let mut out = Vec::new();
+        let mut j = Json {
+            buf: Vec::new(),
+            out: &mut out,
+        };
+        j.cols([0, 64, 128, 128, 7]).unwrap();
+        j.raw(" ");
+        j.cols([-1, -1, -1]).unwrap();
+        j.raw(" ");
+        j.cols([]).unwrap();
+        j.raw(" ");
+        j.str("a\"b\\c</script>\n\u{1}é");
+        j.finish().unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            r#""0,64x2,0,-121" "-1,0x2" "" "a\"b\\c\u003c/script>\n\u0001é""#
+        );
+        let last = s.rsplit(' ').next().unwrap();
+        assert_eq!(
+            serde_json::from_str::<String>(last).unwrap(),
+            "a\"b\\c</script>\n\u{1}é"
+        );
     }
 
     #[test]

@@ -160,13 +160,28 @@ fn check_dom(
 
 #[test]
 fn a_manifest_run_and_a_neff_run_report_in_a_browser() {
+    manifest_and_neff_reports("cpu");
+}
+
+#[test]
+fn on_lavapipe_a_manifest_run_and_a_neff_run_report_in_a_browser() {
+    // Skipped without an adapter, except with CI=true (common::gpu).
+    if common::gpu().is_none() {
+        return;
+    }
+    manifest_and_neff_reports("gpu");
+}
+
+/// The example program, then the same program packed as a NEFF, run on
+/// `backend` with a report each, and both reports checked in the browser.
+fn manifest_and_neff_reports(backend: &str) {
     let d = tempfile::tempdir().unwrap();
     let report = d.path().join("r.html");
     let o = tpb(&[
         "run",
         "examples/program/program.toml",
         "--backend",
-        "cpu",
+        backend,
         "--json",
         "--out",
         s(&d.path().join("out")),
@@ -184,6 +199,10 @@ fn a_manifest_run_and_a_neff_run_report_in_a_browser() {
     assert_eq!(json["report"], s(&report));
     let html = std::fs::read_to_string(&report).unwrap();
     check_file(&html);
+    // The summary names the backend and adapter the run used.
+    let described = json["backend"].as_str().unwrap();
+    assert!(described.starts_with(backend), "{described}");
+    assert!(html.contains(&format!("<th>backend</th><td>{described}</td>")));
     let (per, total) = records(&json);
     assert_eq!(total, 5);
     let browser = chromium();
@@ -211,7 +230,13 @@ fn a_manifest_run_and_a_neff_run_report_in_a_browser() {
             "y_avg[0,1] is {} in the .npy, the page says {value}",
             y[1]
         );
-        assert!(dom.contains("provenance: not available in this version"));
+        assert!(
+            dom.contains(
+                "provenance: not precomputed \u{2014} run <code class=\"why\">\
+                 tpb-emu why examples/program/program.toml 'y_avg[0,1]'</code>"
+            ),
+            "the why command of the clicked element"
+        );
     }
 
     // The same program as a NEFF.
@@ -225,7 +250,7 @@ fn a_manifest_run_and_a_neff_run_report_in_a_browser() {
         "--input",
         "x=examples/program/x.npy",
         "--backend",
-        "cpu",
+        backend,
         "--json",
         "--out",
         s(&d.path().join("neff-out")),
@@ -244,6 +269,17 @@ fn a_manifest_run_and_a_neff_run_report_in_a_browser() {
     let (per, total) = records(&json);
     if let Some(b) = &browser {
         check_dom(b, d.path(), &report, &per, total, 3);
+        // The why command reruns the NEFF with its input.
+        let url = format!(
+            "file://{}#pick=y_max:127,3",
+            std::fs::canonicalize(&report).unwrap().display()
+        );
+        let dom = browse(b, &d.path().join("profile"), &url, &["--dump-dom"]);
+        let why = format!(
+            "run <code class=\"why\">tpb-emu why {} --input x=examples/program/x.npy 'y_max[127,3]'</code>",
+            s(&neff)
+        );
+        assert!(dom.contains(&why), "{why}");
         let shot = d.path().join("report.png");
         browse(
             b,

@@ -5,6 +5,22 @@
 "use strict";
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
+  // The integer columns come as delta-run strings (src/viz/report.rs,
+  // Json::cols): "0,64x2,0,-121" is [0, 64, 128, 128, 7].
+  function expand(s) {
+    var out = [], v = 0, parts = s ? s.split(",") : [];
+    for (var i = 0; i < parts.length; i++) {
+      var p = parts[i], x = p.indexOf("x");
+      if (x < 0) { v += Number(p); out.push(v); continue; }
+      var d = Number(p.slice(0, x)), n = Number(p.slice(x + 1));
+      for (var k = 0; k < n; k++) { v += d; out.push(v); }
+    }
+    return out;
+  }
+  D.engines.forEach(function (e) {
+    ["offset", "disasm", "did", "cycles", "dma", "runs", "fp"].forEach(function (c) { e[c] = expand(e[c]); });
+  });
+  ["track", "start", "dur", "kind", "index"].forEach(function (c) { D.slices[c] = expand(D.slices[c]); });
   var $ = function (id) { return document.getElementById(id); };
   var ENGINES = ["pe", "act", "pool", "dve", "sp"];
   function esc(s) {
@@ -306,8 +322,9 @@
       html += "not embedded in this report (over its budget)" + (file ?
         "; read it with <code>" + esc("python3 -c \"import numpy as np; print(np.load('" + file + "')[" + idx.join(",") + "])\"") + "</code>" : "");
     }
-    html += "<br>provenance: not available in this version. The planned command (issue #36, not built yet): <code>" +
-      esc(D.why_command.replace("{elem}", elem)) + "</code>";
+    html += "<br>provenance: not precomputed \u2014 " + (D.why_command ?
+      "run <code class=\"why\">" + esc(D.why_command.replace("{elem}", elem)) + "</code>" :
+      "<code>tpb-emu why</code> reruns programs and NEFFs, not this command");
     out.innerHTML = html;
     out.setAttribute("data-index", idx.join(","));
   }
