@@ -22,7 +22,9 @@ pub mod ops;
 
 pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
-pub use exec::{BackendError, Begin, Capture, DramWindow, End, Executor, Resident, When, Write};
+pub use exec::{
+    BackendError, Begin, Capture, ContractFault, DramWindow, End, Executor, Resident, When, Write,
+};
 pub use memory::{DeviceMemory, HostRange, HostWrite, MemError};
 pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 
