@@ -287,7 +287,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     bar.finish();
     let run_s = run_start.elapsed();
     if let Some(e) = trace.err {
-        return Err(CliError::Exec(format!("stdout: {e}")));
+        return Err(CliError::Stdout(e));
     }
     let finished = result?;
     let machine = finished.machine();
@@ -349,7 +349,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         timeline: args.timeline.as_ref().map(|p| p.display().to_string()),
         report: args.report.as_ref().map(|p| p.display().to_string()),
     };
-    print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    print_summary(&summary, args.json, out).map_err(CliError::Stdout)
 }
 
 /// NEFF-EC-18: the `--input NAME=FILE.npy` pairs, checked against the
