@@ -259,7 +259,7 @@ fn host_exit(e: &HostError) -> Exit {
         HostError::Usage(_) => Exit::Usage,
         HostError::Stream(_) => Exit::BadInput,
         HostError::Invalid(_) => Exit::Invalid,
-        HostError::Exec(_) => Exit::Exec,
+        HostError::Exec(_) | HostError::WorkBudget { .. } => Exit::Exec,
     }
 }
 
@@ -383,7 +383,10 @@ mod tests {
                 .into(),
                 Exit::BadInput,
             ),
-            (HostError::Usage("x".into()).into(), Exit::Usage),
+            (
+                HostError::Usage(crate::model::exec::Syntax::Shape { text: "x".into() }).into(),
+                Exit::Usage,
+            ),
             (
                 HostError::Stream(
                     crate::isa::stream::records(&[0; 3])
@@ -394,7 +397,24 @@ mod tests {
                 Exit::BadInput,
             ),
             (HostError::Invalid(invalid()).into(), Exit::Invalid),
-            (HostError::Exec("x".into()).into(), Exit::Exec),
+            (
+                HostError::Exec(crate::device::ExecError::ArchMismatch {
+                    program: "x",
+                    memory: "y",
+                })
+                .into(),
+                Exit::Exec,
+            ),
+            (
+                HostError::WorkBudget {
+                    offset: 0,
+                    limit: 1,
+                    done: 0,
+                    cost: 2,
+                }
+                .into(),
+                Exit::Exec,
+            ),
             (run().into(), Exit::Exec),
             (
                 crate::frontend::FrontendError::Run(run()).into(),
@@ -409,7 +429,8 @@ mod tests {
                 Exit::Exec,
             ),
             (
-                crate::neff::pack::PackError::Program("x".into()).into(),
+                crate::neff::pack::PackError::Program(crate::neff::pack::ProgramFault::NoOutput)
+                    .into(),
                 Exit::BadInput,
             ),
             (

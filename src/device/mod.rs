@@ -154,8 +154,8 @@ pub enum ExecError {
     NeedsScheduler {
         /// Byte offset of the record.
         offset: usize,
-        /// Its opcode's name.
-        opcode: String,
+        /// Its opcode.
+        opcode: crate::isa::Opcode,
     },
     /// A valid record this executor does not run (control and DMA records).
     #[error(
@@ -166,8 +166,8 @@ pub enum ExecError {
     NotPool {
         /// Byte offset of the record.
         offset: usize,
-        /// Its opcode's name.
-        opcode: String,
+        /// Its opcode.
+        opcode: crate::isa::Opcode,
     },
     /// The program was validated for another generation than the memory's.
     #[error("program validated for {program} but device memory is {memory}")]
@@ -198,13 +198,13 @@ pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
         if !r.opcode().class().is_pool_kernel() {
             return Err(ExecError::NotPool {
                 offset: v.offset(),
-                opcode: r.opcode().to_string(),
+                opcode: r.opcode(),
             });
         }
         if !r.events().is_none() {
             return Err(ExecError::NeedsScheduler {
                 offset: v.offset(),
-                opcode: r.opcode().to_string(),
+                opcode: r.opcode(),
             });
         }
     }

@@ -38,7 +38,7 @@ pub(crate) mod staged;
 pub mod timeline;
 
 pub use dma::FootprintFault;
-pub use manifest::{ManifestError, ManifestFault};
+pub use manifest::{ExitsFault, ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
 pub use sched::{Blocked, Deadlock, Machine, PROGRESS_EVERY, RunError, datapath_work};
 pub use stage::{StageError, stage, stage_owned};
