@@ -425,7 +425,9 @@ mod tests {
                 Exit::Exec,
             ),
             (
-                CliError::Draw(crate::viz::VizError::NotDrawable("x".into())),
+                CliError::Draw(crate::viz::VizError::NotDrawable(
+                    crate::viz::Undrawable::Address("src"),
+                )),
                 Exit::Exec,
             ),
             (

@@ -1,6 +1,6 @@
 //! The front end's arrays: a dtype, a shape and little-endian C-order bytes.
 
-use super::{DTYPES, FrontendError};
+use super::{DTYPES, FrontendError, Unsupported};
 use crate::device::convert::{InType, load_f32};
 use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
@@ -36,19 +36,15 @@ impl Tensor {
     /// Checks that the dtype is one of [`DTYPES`] and the bytes match the shape.
     pub fn check(&self) -> Result<(), FrontendError> {
         if !DTYPES.contains(&self.dtype) {
-            return Err(FrontendError::Bad(format!(
-                "dtype {} is not supported (fp32, fp16, bf16 or uint8)",
-                self.dtype
-            )));
+            return Err(FrontendError::Bad(Unsupported::Dtype { dtype: self.dtype }));
         }
         let n = self.elements();
         if n.checked_mul(self.elem() as u64) != Some(self.data.len() as u64) {
-            return Err(FrontendError::Bad(format!(
-                "{} bytes for shape {:?} of {}",
-                self.data.len(),
-                self.shape,
-                self.dtype
-            )));
+            return Err(FrontendError::Bad(Unsupported::Bytes {
+                len: self.data.len(),
+                shape: self.shape.clone(),
+                dtype: self.dtype,
+            }));
         }
         Ok(())
     }

@@ -284,6 +284,47 @@ pub fn run(
 mod tests {
     use super::*;
 
+    /// Each reason prints what the message string it replaced printed.
+    #[test]
+    fn syntax_reasons_keep_their_messages() {
+        let msg = |s: &str| parse_addr(s).unwrap_err().to_string();
+        assert_eq!(
+            msg("dram:0:0"),
+            "bad ADDR `dram:0:0`: expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4"
+        );
+        assert_eq!(msg("zz"), "bad ADDR `zz`: not a hex ADDR4");
+        assert_eq!(
+            msg("0x80000000"),
+            "bad ADDR `0x80000000`: register, indirect and shape-register addresses are not \
+             host addresses"
+        );
+        assert_eq!(
+            msg("sbuf:1"),
+            "bad ADDR `sbuf:1`: expected sbuf:P:OFF or psum:P:OFF"
+        );
+        assert_eq!(msg("sbuf:x:0"), "bad ADDR `sbuf:x:0`: bad partition");
+        assert_eq!(msg("sbuf:0:y"), "bad ADDR `sbuf:0:y`: bad offset");
+        assert_eq!(
+            msg("sbuf:128:0"),
+            "bad ADDR `sbuf:128:0`: partition must be < 128"
+        );
+        assert_eq!(
+            parse_shape("0x2").unwrap_err().to_string(),
+            "bad SHAPE `0x2`: expected axes like 128x4x4, each >= 1"
+        );
+        let e = HostError::WorkBudget {
+            offset: 64,
+            limit: 10,
+            done: 4,
+            cost: 8,
+        };
+        assert_eq!(
+            e.to_string(),
+            "pool stream, record at byte offset 64: it would take the work past the work budget \
+             of 10 elements (4 done before it, 8 more; raise --max-work)"
+        );
+    }
+
     #[test]
     fn addresses_parse() {
         let l = parse_addr("psum:3:0x40").unwrap();

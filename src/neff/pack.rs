@@ -300,6 +300,63 @@ mod tests {
     use crate::isa::enums::Dtype;
     use crate::runtime::{Program, Variable};
 
+    /// Each reason prints what the message string it replaced printed.
+    #[test]
+    fn reasons_keep_their_messages() {
+        let rec = |why| PackError::Record {
+            engine: Engine::Pool,
+            offset: 64,
+            why,
+        };
+        let cases = [
+            (
+                rec(RecordFault::NeedsQueues {
+                    pseudo: "PSEUDO_DMA_TRIGGER",
+                }),
+                "pack: pool stream, record at byte offset 64: PSEUDO_DMA_TRIGGER needs queues, \
+                 blocks or replica groups, which a manifest has none of",
+            ),
+            (
+                rec(RecordFault::UnknownVarId { id: 7, at: 16 }),
+                "pack: pool stream, record at byte offset 64: VAR_ID 7 (byte 16) names no variable",
+            ),
+            (
+                rec(RecordFault::DramAddress {
+                    addr: 1 << 32,
+                    at: 40,
+                }),
+                "pack: pool stream, record at byte offset 64: marker-0 DRAM address 0x100000000 \
+                 (byte 40): a NEFF has no DRAM layout",
+            ),
+            (
+                PackError::Program(ProgramFault::StreamLength {
+                    engine: Engine::Act,
+                    len: 65,
+                }),
+                "pack: act stream: length 65 is not a multiple of 64",
+            ),
+            (
+                PackError::Program(ProgramFault::Dtype {
+                    variable: "x".into(),
+                    dtype: Dtype::FP8_EXP4,
+                }),
+                "",
+            ),
+            (
+                PackError::Program(ProgramFault::NoOutput),
+                "pack: the program has no output variable (a NEFF needs one)",
+            ),
+        ];
+        for (e, want) in cases {
+            if let PackError::Program(ProgramFault::Dtype { variable, dtype }) = &e {
+                let want = format!("pack: variable `{variable}`: dtype {dtype} has no NEFF name");
+                assert_eq!(e.to_string(), want);
+            } else {
+                assert_eq!(e.to_string(), want);
+            }
+        }
+    }
+
     fn dma(src: u64, dst: u64) -> Vec<u8> {
         let mut r = vec![0u8; RECORD_BYTES];
         r[0] = Opcode::DMA_MEMCPY.0;

@@ -505,3 +505,34 @@ fn read_array(path: &Path, v: &Variable, index: usize) -> Result<HostBytes, Mani
     let data = parse_npy_input(path, bytes).map_err(npy)?;
     Ok(data.data)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each `[exits]` reason prints what the message string it replaced printed.
+    #[test]
+    fn exits_reasons_keep_their_messages() {
+        let msg = |why| {
+            ManifestFault::Exits {
+                key: "pool".into(),
+                why,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            msg(ExitsFault::UnknownEngine),
+            "unknown engine key `pool` (expected pe, act, pool, dve or sp)"
+        );
+        assert_eq!(msg(ExitsFault::NotAList), "expected a list of byte offsets");
+        let engine = Engine::Pool;
+        assert_eq!(
+            msg(ExitsFault::NotARecordOffset {
+                value: "3".into(),
+                len: 128,
+                engine,
+            }),
+            format!("`3` is not the byte offset of a record of the 128-byte {engine} stream")
+        );
+    }
+}
