@@ -83,9 +83,6 @@ pub enum CliError {
     /// Execution failed.
     #[error("{0}")]
     Exec(String),
-    /// No GPU adapter.
-    #[error("{0}")]
-    NoAdapter(String),
     /// The standard output could not be written.
     #[error("stdout: {0}")]
     Stdout(#[source] std::io::Error),
@@ -132,6 +129,31 @@ pub enum CliError {
     /// A picture of a run's tensors that could not be drawn.
     #[error(transparent)]
     Draw(crate::viz::VizError),
+    /// A picture that could not be drawn: the flag and what it pictures
+    /// (`--png y.npy`, `--report: x`), and why.
+    #[error("{what}: {source}")]
+    Picture {
+        /// The flag and what it pictures.
+        what: String,
+        /// Why.
+        source: crate::viz::VizError,
+    },
+    /// An assembly file that does not parse.
+    #[error("{path}: {source}")]
+    Asm {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        source: crate::isa::text::ParseError,
+    },
+    /// A text file that is not UTF-8.
+    #[error("{path}: not UTF-8 text (byte {valid_up_to})")]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// The length of its valid UTF-8 prefix.
+        valid_up_to: usize,
+    },
     /// A JSON line that could not be made.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
@@ -167,7 +189,9 @@ impl CliError {
             | CliError::BadInput(_)
             | CliError::Manifest(_)
             | CliError::Pack(_)
-            | CliError::Neff { .. } => Exit::BadInput,
+            | CliError::Neff { .. }
+            | CliError::Asm { .. }
+            | CliError::NotUtf8 { .. } => Exit::BadInput,
             CliError::Usage(_) | CliError::Collision(_) => Exit::Usage,
             CliError::Exec(_)
             | CliError::Stdout(_)
@@ -175,10 +199,10 @@ impl CliError {
             | CliError::Frontend(_)
             | CliError::Generated(_)
             | CliError::Draw(_)
+            | CliError::Picture { .. }
             | CliError::Json(_)
             | CliError::Encode { .. }
             | CliError::Png { .. } => Exit::Exec,
-            CliError::NoAdapter(_) => Exit::NoAdapter,
             CliError::Device(d) => device_exit(d),
             CliError::Model(m) => model_exit(m),
             CliError::Npy(n) => npy_exit(n),
@@ -294,7 +318,7 @@ mod tests {
         if refused {
             FileError::Refused {
                 path: "out".into(),
-                why: "a folder".into(),
+                why: crate::files::Unwritable::Folder,
             }
         } else {
             FileError::Io {
@@ -350,7 +374,6 @@ mod tests {
             ),
             (CliError::BadInput("x".into()), Exit::BadInput),
             (CliError::Exec("x".into()), Exit::Exec),
-            (CliError::NoAdapter("x".into()), Exit::NoAdapter),
             (CliError::Stdout(io()), Exit::Exec),
             (
                 DeviceError::NoAdapter(String::new()).into(),
@@ -378,7 +401,7 @@ mod tests {
             (
                 NpyError::Bad {
                     path: "a.npy".into(),
-                    why: "x".into(),
+                    why: crate::npy::NpyFault::Magic,
                 }
                 .into(),
                 Exit::BadInput,
@@ -445,6 +468,29 @@ mod tests {
             (
                 serde_json::from_str::<u8>("x").unwrap_err().into(),
                 Exit::Exec,
+            ),
+            (
+                CliError::Picture {
+                    what: "--png y".into(),
+                    source: crate::viz::VizError::NotDrawable(crate::viz::Undrawable::Address(
+                        "dst",
+                    )),
+                },
+                Exit::Exec,
+            ),
+            (
+                CliError::Asm {
+                    path: "a.s".into(),
+                    source: crate::isa::text::asm("nonsense").unwrap_err(),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::NotUtf8 {
+                    path: "a.s".into(),
+                    valid_up_to: 3,
+                },
+                Exit::BadInput,
             ),
             (
                 CliError::Encode {

@@ -145,7 +145,10 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let png = png_path(dir, &d.path);
             let img =
                 crate::viz::raw_montage(v.dtype, &v.shape, &data, &crate::viz::Options::default())
-                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", png.display())))?;
+                    .map_err(|source| CliError::Picture {
+                        what: format!("--png {}", png.display()),
+                        source,
+                    })?;
             outs.write(&png, &png_bytes(&img, &png)?)?;
             wrote.push(format!("wrote {}", png.display()));
         }

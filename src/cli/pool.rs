@@ -295,7 +295,10 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &x.data,
                 &mut value_budget,
             )
-            .map_err(|e| CliError::Exec(format!("--report: x: {e}")))?,
+            .map_err(|source| CliError::Picture {
+                what: "--report: x".into(),
+                source,
+            })?,
         );
     }
     let stage_s = start.elapsed().as_secs_f64();
@@ -373,7 +376,10 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &y.data,
                 &mut value_budget,
             )
-            .map_err(|e| CliError::Exec(format!("--report: y: {e}")))?,
+            .map_err(|source| CliError::Picture {
+                what: "--report: y".into(),
+                source,
+            })?,
         );
         let summary = viz::report::Summary {
             source: format!("tpb-emu pool --input {}", a.input.display()),

@@ -401,8 +401,12 @@ pub fn report_picture(
     bytes: &[u8],
     budget: &mut usize,
 ) -> Result<viz::report::Picture, CliError> {
-    viz::report::Picture::new(&t.name, role, t.dtype, &t.shape, bytes, budget)
-        .map_err(|e| CliError::Exec(format!("--report: {}: {e}", t.name)))
+    viz::report::Picture::new(&t.name, role, t.dtype, &t.shape, bytes, budget).map_err(|source| {
+        CliError::Picture {
+            what: format!("--report: {}", t.name),
+            source,
+        }
+    })
 }
 
 /// The command line as typed (for the report's summary).
@@ -425,7 +429,10 @@ fn write_outputs(
             Some(dir) => {
                 let png = dir.join(format!("{}.png", t.name));
                 let img = viz::raw_montage(t.dtype, &t.shape, data, &viz::Options::default())
-                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", t.name)))?;
+                    .map_err(|source| CliError::Picture {
+                        what: format!("--png {}", t.name),
+                        source,
+                    })?;
                 outs.write(&png, &png_bytes(&img, &png)?)?;
                 Some(png.display().to_string())
             }

@@ -1,6 +1,6 @@
 //! The front end's arrays: a dtype, a shape and little-endian C-order bytes.
 
-use super::{DTYPES, FrontendError, Unsupported};
+use super::{DTYPES, FrontendError, NotPooled, Unsupported};
 use crate::device::convert::{InType, load_f32};
 use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
@@ -87,7 +87,7 @@ pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
     let npy = read_npy(path)?;
     Tensor::from_npy(npy, bf16).map_err(|why| NpyError::Bad {
         path: path.to_owned(),
-        why,
+        why: why.into(),
     })
 }
 
@@ -95,26 +95,16 @@ impl Tensor {
     /// An array read as a front-end tensor ([`read_tensor`]'s rule):
     /// float32 → fp32, float16 → fp16, uint8 → uint8, and uint16 → bf16
     /// bits when `bf16` is set. `Err` says why the array is not pooled.
-    pub fn from_npy(npy: Npy, bf16: bool) -> Result<Tensor, String> {
+    pub fn from_npy(npy: Npy, bf16: bool) -> Result<Tensor, NotPooled> {
         let ts = &npy.descr;
         let dtype = match (npy.kind, npy.elem, bf16) {
             (ElemKind::Uint, 2, true) => Dtype::BFLOAT16,
-            (_, _, true) => {
-                return Err(format!(
-                    "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
-                ));
-            }
+            (_, _, true) => return Err(NotPooled::NotBf16Bits(ts.clone())),
             (ElemKind::Float, 4, _) => Dtype::FP32,
             (ElemKind::Float, 2, _) => Dtype::FP16,
             (ElemKind::Uint, 1, _) => Dtype::UINT8,
-            (ElemKind::Uint, 2, _) => {
-                return Err("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into());
-            }
-            _ => {
-                return Err(format!(
-                    "dtype `{ts}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)"
-                ));
-            }
+            (ElemKind::Uint, 2, _) => return Err(NotPooled::Uint16),
+            _ => return Err(NotPooled::Dtype(ts.clone())),
         };
         Ok(Tensor {
             dtype,
