@@ -79,12 +79,27 @@ pub enum NpyFault {
         /// The element size.
         size: usize,
     },
-    /// An array the front end does not pool ([`crate::frontend::Tensor::from_npy`]).
+    /// An array the front end does not pool (the front end's `Tensor::from_npy`).
     #[error(transparent)]
-    Pooled(#[from] crate::frontend::NotPooled),
+    Pooled(#[from] NotPooled),
     /// A header the writer could not make (what it said).
     #[error("{0}")]
     Encode(String),
+}
+
+/// Why an `.npy` array is not pooled (the front end's `Tensor::from_npy`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotPooled {
+    /// `--dtype bf16` for an array that is not uint16 (its descr).
+    #[error("--dtype bf16 needs a uint16 .npy of bf16 bits, not `{0}`")]
+    NotBf16Bits(String),
+    /// uint16 without `--dtype bf16`.
+    #[error("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits")]
+    Uint16,
+    /// Another element type (its descr).
+    #[error("dtype `{0}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)")]
+    Dtype(String),
 }
 
 /// Why an array is not one of the load dtypes, or has no axis

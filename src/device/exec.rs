@@ -31,7 +31,7 @@ pub enum BackendError {
     /// The GPU failed: its error, typed.
     #[cfg(feature = "gpu")]
     #[error("gpu backend: {0}")]
-    Gpu(#[from] crate::device::gpu::DeviceError),
+    Gpu(#[from] super::gpu_error::DeviceError),
     /// A backend was asked for something the backend contract rules out.
     #[error("{backend} backend: {fault}")]
     Contract {

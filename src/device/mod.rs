@@ -17,6 +17,8 @@ pub mod dispatch;
 pub mod exec;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "gpu")]
+mod gpu_error;
 pub mod memory;
 pub mod ops;
 

@@ -43,6 +43,7 @@ mod plan;
 mod reference;
 mod tensor;
 
+pub use crate::npy::NotPooled;
 pub use build::{Compiled, compile, compile_owned};
 pub use options::{OptionError, PoolOptions};
 pub use plan::{AxisGroup, Plan};
@@ -422,21 +423,6 @@ pub enum Unsupported {
     /// The input and outputs past 4 GiB of device DRAM.
     #[error("the input and outputs need more than 4 GiB of device DRAM")]
     DramTooLarge,
-}
-
-/// Why an `.npy` array is not pooled ([`Tensor::from_npy`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NotPooled {
-    /// `--dtype bf16` for an array that is not uint16 (its descr).
-    #[error("--dtype bf16 needs a uint16 .npy of bf16 bits, not `{0}`")]
-    NotBf16Bits(String),
-    /// uint16 without `--dtype bf16`.
-    #[error("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits")]
-    Uint16,
-    /// Another element type (its descr).
-    #[error("dtype `{0}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)")]
-    Dtype(String),
 }
 
 /// The limit the pads kept, for [`Unsupported::EmptyWindow`]'s message.

@@ -1,10 +1,10 @@
 //! The front end's arrays: a dtype, a shape and little-endian C-order bytes.
 
-use super::{DTYPES, FrontendError, NotPooled, Unsupported};
+use super::{DTYPES, FrontendError, Unsupported};
 use crate::device::convert::{InType, load_f32};
 use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
-use crate::npy::{ElemKind, Npy, NpyError, read_npy};
+use crate::npy::{ElemKind, NotPooled, Npy, NpyError, read_npy};
 use std::path::Path;
 
 /// An array of one of the front end's dtypes ([`DTYPES`]).
