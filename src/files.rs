@@ -34,6 +34,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The environment variable that overrides [`MAX_INPUT_BYTES`] (a byte count).
 pub const INPUT_LIMIT_ENV: &str = "TPB_EMU_MAX_INPUT_BYTES";
 
+/// What an output the output policy refuses is ([`FileError::Refused`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unwritable {
+    /// A folder.
+    #[error("is a folder")]
+    Folder,
+    /// A block device.
+    #[error("is a block device")]
+    BlockDevice,
+    /// A socket.
+    #[error("is a socket")]
+    Socket,
+    /// Any other special file.
+    #[error("is not a regular file, a FIFO or a character device")]
+    Special,
+    /// A chain of symbolic links too long to follow.
+    #[error("more than {MAX_LINKS} symbolic links (a loop?)")]
+    LinkLoop,
+}
+
 /// Why a file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
@@ -66,7 +87,7 @@ pub enum FileError {
         /// The output as given.
         path: PathBuf,
         /// What it is.
-        why: String,
+        why: Unwritable,
     },
     /// Memory ran out before the file was read whole.
     #[error("{}: out of memory after reading {read} bytes (input limit {limit} bytes)", path.display())]
@@ -556,7 +577,7 @@ fn follow_links(path: &Path) -> Result<PathBuf, FileError> {
     }
     Err(FileError::Refused {
         path: path.to_owned(),
-        why: format!("more than {MAX_LINKS} symbolic links (a loop?)"),
+        why: Unwritable::LinkLoop,
     })
 }
 
@@ -595,17 +616,17 @@ pub fn sink(path: &Path) -> Result<Sink, FileError> {
         return Ok(Sink::Stream(target));
     }
     let why = if ft.is_dir() {
-        "is a folder"
+        Unwritable::Folder
     } else if is_kind(&ft, Kind::Block) {
-        "is a block device"
+        Unwritable::BlockDevice
     } else if is_kind(&ft, Kind::Socket) {
-        "is a socket"
+        Unwritable::Socket
     } else {
-        "is not a regular file, a FIFO or a character device"
+        Unwritable::Special
     };
     Err(FileError::Refused {
         path: path.to_owned(),
-        why: why.into(),
+        why,
     })
 }
 

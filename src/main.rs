@@ -458,8 +458,7 @@ fn run_into(args: Args, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Pack { manifest, output } => cli::pack::run(&manifest, &output, &mut out),
         Command::Asm { file, output } => {
             let n = cli::asm::run(&file, &output)?;
-            writeln!(out, "{n} records written to {}", output.display())
-                .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+            writeln!(out, "{n} records written to {}", output.display()).map_err(CliError::Stdout)
         }
         Command::Demo(a) => cli::demo::run(&a, &mut out),
         Command::Pool(a) => cli::pool::run(&a, &mut out),

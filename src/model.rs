@@ -210,7 +210,6 @@ impl Model {
             Kind::Neff(n) => {
                 let mapped =
                     crate::neff::lower::program(n, &HashMap::new()).map_err(|e| match e {
-                        crate::neff::lower::MapError::Load(m) => ModelError::Load(m),
                         crate::neff::lower::MapError::Rejected(r) => {
                             ModelError::Invalid(r.to_string())
                         }
@@ -425,7 +424,6 @@ impl Model {
         match &self.kind {
             Kind::Neff(n) => {
                 let mapped = crate::neff::lower::program(n, inputs).map_err(|e| match e {
-                    crate::neff::lower::MapError::Load(m) => ModelError::Load(m),
                     crate::neff::lower::MapError::Rejected(r) => ModelError::Invalid(r.to_string()),
                 })?;
                 stage(&mapped.program).map_err(|e| neff_stage_error(e, &mapped.streams))

@@ -27,8 +27,94 @@ pub enum NpyError {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        why: String,
+        why: NpyFault,
     },
+}
+
+/// What is wrong with an `.npy` ([`NpyError::Bad`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NpyFault {
+    /// No `\x93NUMPY` magic.
+    #[error("not an .npy file (no \\x93NUMPY magic)")]
+    Magic,
+    /// A format version other than 1, 2 or 3.
+    #[error("unsupported .npy version {0}")]
+    Version(u8),
+    /// A header longer than the file.
+    #[error("the header claims {claims} bytes but the file holds {holds}")]
+    HeaderLength {
+        /// The header's length field.
+        claims: u64,
+        /// The file's length.
+        holds: usize,
+    },
+    /// Brackets nested past [`MAX_HEADER_NESTING`].
+    #[error("the header nests brackets more than {MAX_HEADER_NESTING} deep")]
+    Nesting,
+    /// A header the parser refuses (what it said).
+    #[error("{0}")]
+    Header(String),
+    /// A structured dtype.
+    #[error("structured dtypes are not supported")]
+    Structured,
+    /// Elements or axes no `.npy` read takes ([`check_elements`]).
+    #[error(transparent)]
+    Elements(#[from] ElementFault),
+    /// Fewer data bytes than the shape needs.
+    #[error("shape {shape:?} needs more than the {data} data bytes present")]
+    ShortData {
+        /// The shape.
+        shape: Vec<u64>,
+        /// The data bytes.
+        data: usize,
+    },
+    /// More data bytes than the shape needs.
+    #[error("{data} data bytes for shape {shape:?} of {size}-byte elements")]
+    DataLength {
+        /// The data bytes.
+        data: usize,
+        /// The shape.
+        shape: Vec<u64>,
+        /// The element size.
+        size: usize,
+    },
+    /// An array the front end does not pool (the front end's `Tensor::from_npy`).
+    #[error(transparent)]
+    Pooled(#[from] NotPooled),
+    /// A header the writer could not make (what it said).
+    #[error("{0}")]
+    Encode(String),
+}
+
+/// Why an `.npy` array is not pooled (the front end's `Tensor::from_npy`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotPooled {
+    /// `--dtype bf16` for an array that is not uint16 (its descr).
+    #[error("--dtype bf16 needs a uint16 .npy of bf16 bits, not `{0}`")]
+    NotBf16Bits(String),
+    /// uint16 without `--dtype bf16`.
+    #[error("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits")]
+    Uint16,
+    /// Another element type (its descr).
+    #[error("dtype `{0}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)")]
+    Dtype(String),
+}
+
+/// Why an array is not one of the load dtypes, or has no axis
+/// ([`check_elements`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ElementFault {
+    /// Another element type (its descr).
+    #[error(
+        "dtype `{0}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
+    )]
+    Dtype(String),
+    /// A 0-d array.
+    #[error("a 0-d array has no lanes axis")]
+    ZeroD,
 }
 
 /// The kind of number an `.npy`'s elements are.
@@ -66,14 +152,14 @@ pub const MAX_HEADER_NESTING: usize = 8;
 /// errors): the header and the offset of the data. A header that claims more
 /// bytes than the file holds is refused before anything is allocated for it.
 pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError> {
-    let err = |why: String| NpyError::Bad {
+    let err = |why: NpyFault| NpyError::Bad {
         path: path.to_owned(),
         why,
     };
     // The format: 6 magic bytes, major and minor version, then the header
     // length as a u16 (version 1) or u32 (versions 2 and 3), little-endian.
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err(err("not an .npy file (no \\x93NUMPY magic)".into()));
+        return Err(err(NpyFault::Magic));
     }
     let (len, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as u64, 10u64),
@@ -81,13 +167,13 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as u64,
             12,
         ),
-        v => return Err(err(format!("unsupported .npy version {v}"))),
+        v => return Err(err(NpyFault::Version(v))),
     };
     if start + len > bytes.len() as u64 {
-        return Err(err(format!(
-            "the header claims {len} bytes but the file holds {}",
-            bytes.len()
-        )));
+        return Err(err(NpyFault::HeaderLength {
+            claims: len,
+            holds: bytes.len(),
+        }));
     }
     // The header's Python literal parser backtracks exponentially on deeply
     // nested brackets (found by fuzzing: ~100 `{` take minutes). A real
@@ -102,13 +188,12 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
             _ => {}
         }
         if depth > MAX_HEADER_NESTING {
-            return Err(err(format!(
-                "the header nests brackets more than {MAX_HEADER_NESTING} deep"
-            )));
+            return Err(err(NpyFault::Nesting));
         }
     }
     let mut cur = std::io::Cursor::new(bytes);
-    let header = NpyHeader::from_reader(&mut cur).map_err(|e| err(e.to_string()))?;
+    let header =
+        NpyHeader::from_reader(&mut cur).map_err(|e| err(NpyFault::Header(e.to_string())))?;
     Ok((header, cur.position() as usize))
 }
 
@@ -183,13 +268,13 @@ fn parse_head(path: &Path, bytes: &[u8]) -> Result<(Npy, usize, Facts), NpyError
 
 /// Checks a parsed header against `data_len` data bytes.
 fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, Facts), NpyError> {
-    let err = |why: String| NpyError::Bad {
+    let err = |why: NpyFault| NpyError::Bad {
         path: path.to_owned(),
         why,
     };
     let data = DataLen(data_len);
     let DType::Plain(ts) = header.dtype() else {
-        return Err(err("structured dtypes are not supported".into()));
+        return Err(err(NpyFault::Structured));
     };
     let size = ts.num_bytes().unwrap_or(0);
     let kind = match ts.type_char() {
@@ -199,7 +284,7 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         _ => None,
     };
     let shape = header.shape().to_vec();
-    check_elements(&ts.to_string(), kind, size, &shape).map_err(err)?;
+    check_elements(&ts.to_string(), kind, size, &shape).map_err(|e| err(e.into()))?;
     let kind = kind.unwrap_or(ElemKind::Uint);
     let n = shape
         .iter()
@@ -207,16 +292,17 @@ fn check_head(path: &Path, header: &NpyHeader, data_len: usize) -> Result<(Npy, 
         .and_then(|n| n.checked_mul(size as u64))
         .filter(|&n| n <= data.len() as u64);
     let Some(nbytes) = n else {
-        return Err(err(format!(
-            "shape {shape:?} needs more than the {} data bytes present",
-            data.len()
-        )));
+        return Err(err(NpyFault::ShortData {
+            shape,
+            data: data.len(),
+        }));
     };
     if nbytes != data.len() as u64 {
-        return Err(err(format!(
-            "{} data bytes for shape {shape:?} of {size}-byte elements",
-            data.len()
-        )));
+        return Err(err(NpyFault::DataLength {
+            data: data.len(),
+            shape,
+            size,
+        }));
     }
     let facts = Facts {
         big: ts.endianness() == Endianness::Big,
@@ -242,7 +328,7 @@ pub fn check_elements(
     kind: Option<ElemKind>,
     size: usize,
     shape: &[u64],
-) -> Result<(), String> {
+) -> Result<(), ElementFault> {
     let ok = matches!(
         (kind, size),
         (Some(ElemKind::Uint | ElemKind::Int), 1 | 2 | 4)
@@ -250,12 +336,10 @@ pub fn check_elements(
             | (Some(ElemKind::Float), 2 | 4)
     );
     if !ok {
-        return Err(format!(
-            "dtype `{descr}` is not one of uint8, int8, uint16, int16, uint32, int32, int64, float16, float32"
-        ));
+        return Err(ElementFault::Dtype(descr.to_string()));
     }
     if shape.is_empty() {
-        return Err("a 0-d array has no lanes axis".into());
+        return Err(ElementFault::ZeroD);
     }
     Ok(())
 }
@@ -416,7 +500,7 @@ pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, String> {
 pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), NpyError> {
     let header = npy_header(dtype, shape).map_err(|why| NpyError::Bad {
         path: path.to_owned(),
-        why,
+        why: NpyFault::Encode(why),
     })?;
     let mut outs = crate::files::Outputs::new();
     outs.write_parts(path, &[&header, data])?;

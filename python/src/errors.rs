@@ -185,10 +185,10 @@ impl From<tpb_emu::model::exec::HostError> for Failure {
     fn from(e: tpb_emu::model::exec::HostError) -> Failure {
         use tpb_emu::model::exec::HostError as H;
         match e {
-            H::Usage(m) => Failure::new(Family::Usage, m),
+            H::Usage(m) => Failure::new(Family::Usage, m.to_string()),
             H::Stream(e) => Failure::new(Family::Input, format!("stream: {e}")),
             H::Invalid(inv) => Failure::new(Family::Invalid, inv.to_string()),
-            H::Exec(m) => Failure::new(Family::Exec, m),
+            e @ (H::Exec(_) | H::WorkBudget { .. }) => Failure::new(Family::Exec, e.to_string()),
         }
     }
 }

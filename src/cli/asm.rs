@@ -11,14 +11,14 @@ use std::path::Path;
 pub fn run(input: &Path, output: &Path) -> Result<usize, CliError> {
     check_paths(&[named("the input", input)], &[named("-o", output)])?;
     let bytes = read_file(input)?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        CliError::BadInput(format!(
-            "{}: not UTF-8 text (byte {})",
-            input.display(),
-            e.utf8_error().valid_up_to()
-        ))
+    let text = String::from_utf8(bytes).map_err(|e| CliError::NotUtf8 {
+        path: input.to_owned(),
+        valid_up_to: e.utf8_error().valid_up_to(),
     })?;
-    let recs = asm(&text).map_err(|e| CliError::BadInput(format!("{}: {e}", input.display())))?;
+    let recs = asm(&text).map_err(|source| CliError::Asm {
+        path: input.to_owned(),
+        source,
+    })?;
     let mut outs = Outputs::new();
     outs.write(output, &to_bytes(&recs))?;
     outs.commit()?;

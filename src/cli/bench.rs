@@ -11,7 +11,7 @@
 //! copy reference (`kernels_over_copy`).
 
 use super::CliError;
-use super::backend::{Backend, gpu_error};
+use super::backend::Backend;
 use crate::device::CpuExecutor;
 use crate::device::cpu::pool::execute;
 use crate::device::exec::Executor;
@@ -430,13 +430,13 @@ fn bench_gpu(
     moved: u64,
 ) -> Result<Report, CliError> {
     let arch = mem.arch();
-    let memory = GpuMemory::new(gpu, arch).map_err(gpu_error)?;
-    let kernels = Kernels::new(gpu).map_err(gpu_error)?;
+    let memory = GpuMemory::new(gpu, arch).map_err(CliError::Device)?;
+    let kernels = Kernels::new(gpu).map_err(CliError::Device)?;
     let mut cx = EncodeCx::of(gpu, arch);
     if let Some(n) = args.rows_runs {
         cx.rows_max_chunks = n;
     }
-    memory.upload(mem).map_err(gpu_error)?;
+    memory.upload(mem).map_err(CliError::Device)?;
     let timing = if gpu.timestamps {
         "GPU timestamp queries around each pass, best of --repeat"
     } else {
@@ -444,15 +444,15 @@ fn bench_gpu(
     };
     let timed = |dispatches: &[Dispatch]| -> Result<Duration, CliError> {
         let t0 = Instant::now();
-        let g = batch::run(&kernels, &memory, dispatches).map_err(gpu_error)?;
+        let g = batch::run(&kernels, &memory, dispatches).map_err(CliError::Device)?;
         Ok(g.unwrap_or_else(|| t0.elapsed()))
     };
     let [max, avg] = [0, 1].map(|i| [encode(&Op::Pool(ops[i]), &cx)]);
-    let copy = CopyKernel::new(&kernels, moved / 2).map_err(gpu_error)?;
+    let copy = CopyKernel::new(&kernels, moved / 2).map_err(CliError::Device)?;
     // Warm-up: pipeline compilation happens on first use on some drivers.
     timed(&max)?;
     timed(&avg)?;
-    copy.run().map_err(gpu_error)?;
+    copy.run().map_err(CliError::Device)?;
     let elementwise: Vec<[Dispatch; 1]> =
         elementwise_ops.iter().map(|k| [encode(k, &cx)]).collect();
     for d in &elementwise {
@@ -462,7 +462,7 @@ fn bench_gpu(
         best_interleaved(args.repeat, |case| match case {
             0 => timed(&max),
             1 => timed(&avg),
-            2 => copy.run().map_err(gpu_error),
+            2 => copy.run().map_err(CliError::Device),
             k => timed(&elementwise[k - 3]),
         })?;
     let mut rows = vec![
@@ -477,7 +477,7 @@ fn bench_gpu(
     let params: Vec<Dispatch> = small.iter().map(|o| encode(&Op::Pool(*o), &cx)).collect();
     let wall = |dispatches: &[Dispatch]| -> Result<Duration, CliError> {
         let t0 = Instant::now();
-        batch::run(&kernels, &memory, dispatches).map_err(gpu_error)?;
+        batch::run(&kernels, &memory, dispatches).map_err(CliError::Device)?;
         Ok(t0.elapsed())
     };
     wall(&params[..params.len().min(64)])?;
@@ -488,7 +488,7 @@ fn bench_gpu(
         small.len() as u32,
     ));
     let t = best(args.repeat, || {
-        CopyKernel::empty_submit(gpu).map_err(gpu_error)
+        CopyKernel::empty_submit(gpu).map_err(CliError::Device)
     })?;
     rows.push(rate_row("one empty submission (wall)", t, 1));
     for (i, t) in [k0, k1, k2, k3, k4].into_iter().enumerate() {
@@ -519,7 +519,7 @@ fn finish(args: &BenchArgs, backend: &str, timing: &str, rows: Vec<Row>) -> Repo
 }
 
 fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let io = CliError::Stdout;
     if json {
         let s = serde_json::to_string(r).expect("plain struct serialises");
         return writeln!(out, "{s}").map_err(io);

@@ -14,7 +14,7 @@
 //! 1.0 would be a program as fast as moving its bytes once.
 
 use super::CliError;
-use super::backend::{Backend, gpu_error};
+use super::backend::Backend;
 use crate::device::Executor;
 use crate::device::gpu::copy::CopyKernel;
 use crate::device::gpu::{BackendChoice, Kernels};
@@ -86,8 +86,7 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
     let x = Tensor::from_f32(&shape, &values);
     drop(values);
     let in_bytes = x.data.len() as u64;
-    let compiled = compile_owned(&Pool2d::new(PoolMode::Max, 2, 2), x)
-        .map_err(|e| CliError::Exec(e.to_string()))?;
+    let compiled = compile_owned(&Pool2d::new(PoolMode::Max, 2, 2), x)?;
     let staged: Arc<Staged> =
         Arc::new(stage(&compiled.program).map_err(|e| {
             CliError::Exec(format!("bench program: generated program rejected: {e}"))
@@ -103,8 +102,7 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
         // Device memory and DRAM are allocated once and reused run after run.
         m.restart();
         let t = Instant::now();
-        m.run(exec, &mut crate::device::NoTrace)
-            .map_err(|e| CliError::Exec(e.to_string()))?;
+        m.run(exec, &mut crate::device::NoTrace)?;
         let d = t.elapsed();
         records = m.total_executed();
         black_box(m.dram());
@@ -130,15 +128,15 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
             (p, c)
         }
         Backend::Gpu(g) => {
-            let kernels = Kernels::new(g).map_err(gpu_error)?;
-            let copy = CopyKernel::new(&kernels, moved).map_err(gpu_error)?;
+            let kernels = Kernels::new(g).map_err(CliError::Device)?;
+            let copy = CopyKernel::new(&kernels, moved).map_err(CliError::Device)?;
             program(exec.as_mut())?;
-            copy.run().map_err(gpu_error)?;
+            copy.run().map_err(CliError::Device)?;
             let (mut p, mut c) = (Duration::MAX, Duration::MAX);
             for _ in 0..args.repeat.max(1) {
                 p = p.min(program(exec.as_mut())?);
                 let t = Instant::now();
-                copy.run().map_err(gpu_error)?;
+                copy.run().map_err(CliError::Device)?;
                 // Wall clock on both sides: the program is timed by the host too.
                 c = c.min(t.elapsed());
             }
@@ -155,9 +153,7 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
         copy_over_program: t_copy.as_secs_f64() / t_prog.as_secs_f64(),
         records,
     };
-    let w = |out: &mut dyn Write, s: String| {
-        writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
-    };
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(CliError::Stdout);
     w(
         out,
         format!(
@@ -180,7 +176,7 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
         format!("copy/program ratio: {:.2}", r.copy_over_program),
     )?;
     if args.json {
-        let j = serde_json::to_string(&r).map_err(|e| CliError::Exec(e.to_string()))?;
+        let j = serde_json::to_string(&r)?;
         w(out, j)?;
     }
     Ok(r)

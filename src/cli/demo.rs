@@ -53,8 +53,7 @@ fn exec_err(e: impl std::fmt::Display) -> CliError {
 
 /// Runs the demo.
 pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mut w =
-        |s: String| writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")));
+    let mut w = |s: String| writeln!(out, "{s}").map_err(CliError::Stdout);
     let bytes = to_bytes(&example_stream());
     let target = Target::default();
     let n = validate_stream(&bytes, target).map_err(exec_err)?;
@@ -88,7 +87,7 @@ pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let img = viz::rgb_image(&fd::image(), fd::SIDE, 4);
     w(format!("   wrote {}", save(&img, "image.png")?.display()))?;
     let features = fd::feature_map(1);
-    let pic = viz::tensor_montage(&features, &viz::Options::default()).map_err(exec_err)?;
+    let pic = viz::tensor_montage(&features, &viz::Options::default()).map_err(CliError::Draw)?;
     w(format!(
         "   wrote {} (the feature map, 1x128x48x48 fp32)",
         save(&pic, "features.png")?.display()
@@ -127,14 +126,14 @@ pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
             );
         }
         w(check)?;
-        let pic =
-            viz::tensor_montage(&o.result.output, &viz::Options::default()).map_err(exec_err)?;
+        let pic = viz::tensor_montage(&o.result.output, &viz::Options::default())
+            .map_err(CliError::Draw)?;
         w(format!(
             "     wrote {}",
             save(&pic, &format!("{}.png", cfg.name))?.display()
         ))?;
         if let Some(idx) = &o.result.indices {
-            let map = viz::indices_map(&c.plan, idx).map_err(exec_err)?;
+            let map = viz::indices_map(&c.plan, idx).map_err(CliError::Draw)?;
             w(format!(
                 "     wrote {} (argmax map: colour = winning tap of each window)",
                 save(&map, &format!("{}_indices.png", cfg.name))?.display()

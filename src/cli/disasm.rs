@@ -9,6 +9,5 @@ use std::path::Path;
 pub fn run(path: &Path, out: &mut dyn Write) -> Result<(), CliError> {
     let bytes = read_stream(path)?;
     let text = disasm_stream(&bytes).expect("length checked");
-    out.write_all(text.as_bytes())
-        .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    out.write_all(text.as_bytes()).map_err(CliError::Stdout)
 }

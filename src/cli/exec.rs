@@ -103,7 +103,7 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
             path: args.file.clone(),
             source,
         },
-        e => host_error(e),
+        e => CliError::Host(e),
     })?;
     let mut mem = DeviceMemory::new(args.arch);
     for d in &dumps {
@@ -123,9 +123,9 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let backend = Backend::open_for(args.backend, !program.records().is_empty())?;
     let mut exec = backend.executor(args.arch)?;
-    host::run(exec.as_mut(), &program, &mut mem, &mut trace).map_err(host_error)?;
+    host::run(exec.as_mut(), &program, &mut mem, &mut trace).map_err(CliError::Host)?;
     if let Some(e) = trace.err {
-        return Err(CliError::Exec(format!("stdout: {e}")));
+        return Err(CliError::Stdout(e));
     }
     let mut outs = Outputs::new();
     let mut wrote = Vec::new();
@@ -145,13 +145,16 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
             let png = png_path(dir, &d.path);
             let img =
                 crate::viz::raw_montage(v.dtype, &v.shape, &data, &crate::viz::Options::default())
-                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", png.display())))?;
+                    .map_err(|source| CliError::Picture {
+                        what: format!("--png {}", png.display()),
+                        source,
+                    })?;
             outs.write(&png, &png_bytes(&img, &png)?)?;
             wrote.push(format!("wrote {}", png.display()));
         }
     }
     outs.commit()?;
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let io = CliError::Stdout;
     writeln!(
         out,
         "ok: {} records executed on the pool engine ({}, {})",
@@ -170,16 +173,6 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn png_path(dir: &std::path::Path, npy: &std::path::Path) -> PathBuf {
     let stem = npy.file_stem().unwrap_or(npy.as_os_str());
     dir.join(stem).with_extension("png")
-}
-
-/// The library's errors on the exit-code contract.
-fn host_error(e: HostError) -> CliError {
-    match e {
-        HostError::Usage(m) => CliError::Usage(m),
-        HostError::Stream(e) => CliError::BadInput(e.to_string()),
-        HostError::Invalid(inv) => CliError::Invalid(inv),
-        HostError::Exec(m) => CliError::Exec(m),
-    }
 }
 
 fn bad(msg: String) -> CliError {
@@ -214,12 +207,12 @@ fn usage(msg: String) -> CliError {
 
 /// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex ([`host::parse_addr`]).
 pub fn parse_addr(s: &str) -> Result<Location, CliError> {
-    host::parse_addr(s).map_err(host_error)
+    host::parse_addr(s).map_err(CliError::Host)
 }
 
 /// `AxBxC` or `A,B,C` ([`host::parse_shape`]).
 pub fn parse_shape(s: &str) -> Result<Vec<u64>, CliError> {
-    host::parse_shape(s).map_err(host_error)
+    host::parse_shape(s).map_err(CliError::Host)
 }
 
 /// `ADDR=in.npy`.

@@ -11,9 +11,7 @@ pub fn run(out: &mut dyn Write) -> Result<(), CliError> {
         .iter()
         .map(AdapterSummary::of)
         .collect();
-    let w = |out: &mut dyn Write, s: String| {
-        writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
-    };
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(CliError::Stdout);
     if list.is_empty() {
         w(
             out,

@@ -22,9 +22,9 @@ pub fn run(
 ) -> Result<(), CliError> {
     let n = load(path, flags, arch)?;
     let r = info(&path.display().to_string(), &n);
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let io = CliError::Stdout;
     if json {
-        let s = serde_json::to_string(&r).map_err(|e| CliError::Exec(e.to_string()))?;
+        let s = serde_json::to_string(&r)?;
         return writeln!(out, "{s}").map_err(io);
     }
     text(&r, &n, out).map_err(io)

@@ -44,8 +44,7 @@ pub fn summary(engine: Engine, l: &Lowered) -> String {
 
 /// Runs `lower`.
 pub fn run(manifest_path: &Path, dir: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    let (program, read) =
-        manifest::load_with_files(manifest_path).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let (program, read) = manifest::load_with_files(manifest_path)?;
     let target_dir = resolve(dir);
     if let Some(f) = read
         .iter()
@@ -58,7 +57,7 @@ pub fn run(manifest_path: &Path, dir: &Path, out: &mut dyn Write) -> Result<(), 
             f.display()
         )));
     }
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let io = CliError::Stdout;
     let mut next_addr = 0u64;
     let mut first_invalid = None;
     let mut lowered = Program {

@@ -48,8 +48,10 @@ fn load_then<R>(
         path: path.display().to_string(),
         ..Options::default()
     };
-    let (n, r) = neff::read_owned_then(bytes, &opts, f)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))?;
+    let (n, r) = neff::read_owned_then(bytes, &opts, f).map_err(|source| CliError::Neff {
+        path: path.to_owned(),
+        source,
+    })?;
     for w in &n.warnings {
         eprintln!("tpb-emu: warning: {}: {w}", path.display());
     }
@@ -58,12 +60,7 @@ fn load_then<R>(
 
 /// A trigger rejection is an invalid program (exit 3).
 pub fn rejected(e: TriggerRejected) -> CliError {
-    CliError::InvalidProgram(e.to_string())
-}
-
-/// A failed write of the report: an execution error, as elsewhere in the CLI.
-fn stdout_error(e: std::io::Error) -> CliError {
-    CliError::Exec(format!("stdout: {e}"))
+    CliError::Trigger(e)
 }
 
 fn engines(engine: Option<Engine>) -> Vec<Engine> {
@@ -98,7 +95,7 @@ pub fn validate(
             n.stream(e).len() / 64,
             n.arch.name()
         )
-        .map_err(stdout_error)?;
+        .map_err(CliError::Stdout)?;
     }
     Ok(())
 }
@@ -121,10 +118,10 @@ pub fn disasm(
                 continue;
             }
             let m = n.engines[e as usize].bin.as_deref().unwrap_or("-");
-            writeln!(out, "; {e}: {m}").map_err(stdout_error)?;
+            writeln!(out, "; {e}: {m}").map_err(CliError::Stdout)?;
         }
         let text = crate::isa::text::disasm_stream(s).expect("checked whole records");
-        out.write_all(text.as_bytes()).map_err(stdout_error)?;
+        out.write_all(text.as_bytes()).map_err(CliError::Stdout)?;
     }
     Ok(())
 }
@@ -182,7 +179,7 @@ pub fn lower_cmd(
         }
     }
     for line in &lines {
-        writeln!(out, "{line}").map_err(stdout_error)?;
+        writeln!(out, "{line}").map_err(CliError::Stdout)?;
     }
     // As for a manifest: an invalid lowered stream writes nothing.
     if let Some(m) = first_invalid {
@@ -195,5 +192,5 @@ pub fn lower_cmd(
         dir.display(),
         n.arch.name()
     )
-    .map_err(stdout_error)
+    .map_err(CliError::Stdout)
 }

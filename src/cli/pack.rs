@@ -19,15 +19,14 @@ pub fn write_neff(
     output: &Path,
     outs: &mut Outputs,
 ) -> Result<usize, CliError> {
-    let bytes = pack(program, stem).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let bytes = pack(program, stem)?;
     outs.write(output, &bytes)?;
     Ok(bytes.len())
 }
 
 /// Runs `pack`.
 pub fn run(manifest_path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    let (program, read) =
-        manifest::load_with_files(manifest_path).map_err(|e| CliError::BadInput(e.to_string()))?;
+    let (program, read) = manifest::load_with_files(manifest_path)?;
     let read: Vec<_> = read.iter().map(|p| named("a program file", p)).collect();
     check_paths(&read, &[named("-o", output)])?;
     let stem = manifest_path
@@ -37,6 +36,5 @@ pub fn run(manifest_path: &Path, output: &Path, out: &mut dyn Write) -> Result<(
     let mut outs = Outputs::new();
     let n = write_neff(&program, &stem, output, &mut outs)?;
     outs.commit()?;
-    writeln!(out, "wrote {} ({n} bytes)", output.display())
-        .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    writeln!(out, "wrote {} ({n} bytes)", output.display()).map_err(CliError::Stdout)
 }

@@ -239,15 +239,13 @@ fn run_recorded(
     exec: &mut dyn crate::device::Executor,
     max_work: u64,
 ) -> Result<(frontend::PoolOutput, crate::runtime::Machine), CliError> {
-    let err = |e: String| CliError::Exec(e);
     let program = std::mem::take(&mut compiled.program);
-    let staged = crate::runtime::stage_owned(program).map_err(|e| err(e.to_string()))?;
+    let staged = crate::runtime::stage_owned(program).map_err(super::error::generated)?;
     let mut m = crate::runtime::Machine::from_owned(staged);
     m.set_max_work(max_work);
     m.set_dram_only(true);
     m.record_timeline(true);
-    m.run(exec, &mut crate::device::NoTrace)
-        .map_err(|e| err(e.to_string()))?;
+    m.run(exec, &mut crate::device::NoTrace)?;
     let output = frontend::Tensor {
         dtype: compiled.dtype,
         shape: compiled.plan.out_shape(),
@@ -297,7 +295,10 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &x.data,
                 &mut value_budget,
             )
-            .map_err(|e| CliError::Exec(format!("--report: x: {e}")))?,
+            .map_err(|source| CliError::Picture {
+                what: "--report: x".into(),
+                source,
+            })?,
         );
     }
     let stage_s = start.elapsed().as_secs_f64();
@@ -341,9 +342,7 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
         let (r, m) = run_recorded(compiled, exec.as_mut(), a.max_work)?;
         (r, Some(m))
     } else {
-        let r = compiled
-            .run_owned(exec.as_mut(), a.max_work)
-            .map_err(|e| CliError::Exec(e.to_string()))?;
+        let r = compiled.run_owned(exec.as_mut(), a.max_work)?;
         (r, None)
     };
     let run_s = t.elapsed().as_secs_f64();
@@ -357,13 +356,13 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     if let Some(dir) = &a.png {
         let opts = viz::Options::default();
-        let pic = |t| viz::tensor_montage(t, &opts).map_err(|e| CliError::Exec(e.to_string()));
+        let pic = |t| viz::tensor_montage(t, &opts).map_err(CliError::Draw);
         if let Some(x) = &x_png {
             png(&pic(x)?, dir, "input.png", &mut outs, &mut written)?;
         }
         png(&pic(y)?, dir, "output.png", &mut outs, &mut written)?;
         if let Some(idx) = &result.indices {
-            let img = viz::indices_map(&plan, idx).map_err(|e| CliError::Exec(e.to_string()))?;
+            let img = viz::indices_map(&plan, idx).map_err(CliError::Draw)?;
             png(&img, dir, "indices.png", &mut outs, &mut written)?;
         }
     }
@@ -377,7 +376,10 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &y.data,
                 &mut value_budget,
             )
-            .map_err(|e| CliError::Exec(format!("--report: y: {e}")))?,
+            .map_err(|source| CliError::Picture {
+                what: "--report: y".into(),
+                source,
+            })?,
         );
         let summary = viz::report::Summary {
             source: format!("tpb-emu pool --input {}", a.input.display()),
@@ -400,9 +402,7 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
         written.push(path.clone());
     }
     outs.commit()?;
-    let w = |out: &mut dyn Write, s: String| {
-        writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))
-    };
+    let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(CliError::Stdout);
     w(
         out,
         format!(

@@ -353,7 +353,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     bar.finish();
     let run_s = run_start.elapsed();
     if let Some(e) = trace.err {
-        return Err(CliError::Exec(format!("stdout: {e}")));
+        return Err(CliError::Stdout(e));
     }
     let finished = result?;
     let machine = finished.machine();
@@ -427,7 +427,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         report: args.report.as_ref().map(|p| p.display().to_string()),
         snapshots: snaps.iter().map(|s| s.dir.display().to_string()).collect(),
     };
-    print_summary(&summary, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    print_summary(&summary, args.json, out).map_err(CliError::Stdout)
 }
 
 /// NEFF-EC-18: the `--input NAME=FILE.npy` pairs, checked against the
@@ -479,8 +479,12 @@ pub fn report_picture(
     bytes: &[u8],
     budget: &mut usize,
 ) -> Result<viz::report::Picture, CliError> {
-    viz::report::Picture::new(&t.name, role, t.dtype, &t.shape, bytes, budget)
-        .map_err(|e| CliError::Exec(format!("--report: {}: {e}", t.name)))
+    viz::report::Picture::new(&t.name, role, t.dtype, &t.shape, bytes, budget).map_err(|source| {
+        CliError::Picture {
+            what: format!("--report: {}", t.name),
+            source,
+        }
+    })
 }
 
 /// The command line as typed (for the report's summary).
@@ -503,7 +507,10 @@ fn write_outputs(
             Some(dir) => {
                 let png = dir.join(format!("{}.png", t.name));
                 let img = viz::raw_montage(t.dtype, &t.shape, data, &viz::Options::default())
-                    .map_err(|e| CliError::Exec(format!("--png {}: {e}", t.name)))?;
+                    .map_err(|source| CliError::Picture {
+                        what: format!("--png {}", t.name),
+                        source,
+                    })?;
                 outs.write(&png, &png_bytes(&img, &png)?)?;
                 Some(png.display().to_string())
             }

@@ -52,7 +52,7 @@ pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Resu
                     detail: res.as_ref().err().map(|f| f.detail()),
                 };
                 let s = serde_json::to_string(&line).expect("plain struct serialises");
-                writeln!(out, "{s}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+                writeln!(out, "{s}").map_err(CliError::Stdout)?;
             }
             if let Err(fail) = res {
                 let inv = InvalidRecord {
@@ -97,7 +97,7 @@ pub fn run(path: &Path, target: Target, json: bool, out: &mut dyn Write) -> Resu
             target.engine,
             target.arch.name()
         )
-        .map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+        .map_err(CliError::Stdout)?;
     }
     Ok(())
 }
@@ -120,7 +120,7 @@ pub fn run_lowered(
 ) -> Result<(), CliError> {
     use crate::runtime::lower::{LowerError, lower};
     let bytes = read_stream(path)?;
-    let io = |e: std::io::Error| CliError::Exec(format!("stdout: {e}"));
+    let io = CliError::Stdout;
     let l = lower(&bytes).map_err(|e| match e {
         LowerError::Malformed(source) => CliError::Stream {
             path: path.to_owned(),

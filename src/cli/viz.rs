@@ -146,9 +146,9 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
         planes.h,
         planes.w
     )
-    .map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+    .map_err(CliError::Stdout)?;
     if let Some(note) = viz::planes_note(planes.count) {
-        writeln!(out, "{note}").map_err(|e| CliError::Exec(format!("stdout: {e}")))?;
+        writeln!(out, "{note}").map_err(CliError::Stdout)?;
     }
     Ok(())
 }
@@ -207,5 +207,5 @@ fn run_footprint(
             .collect::<Vec<_>>()
             .join("; ")
     )
-    .map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    .map_err(CliError::Stdout)
 }

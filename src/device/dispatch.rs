@@ -15,7 +15,7 @@
 
 use super::ops::Op;
 use super::ops::pool::{Func, PoolOp};
-use super::{BackendError, DeviceMemory, Executor, Trace, Validated};
+use super::{BackendError, ContractFault, DeviceMemory, Executor, Trace, Validated};
 use crate::isa::enums::PoolFunc;
 use crate::isa::inst::Inst;
 use crate::isa::opcode::Opcode;
@@ -369,9 +369,10 @@ fn run(
                             v
                         }
                     };
-                    elementwise = Some(Op::from_validated(&v).ok_or_else(|| {
-                        BackendError::new("cpu", "a validated record with no device op")
-                    })?);
+                    elementwise =
+                        Some(Op::from_validated(&v).ok_or_else(|| {
+                            BackendError::contract("cpu", ContractFault::NoDeviceOp)
+                        })?);
                 } else if validated.is_none() {
                     // EC-55: ENGINE_NOP changes nothing, but is still validated.
                     validated = Some(Validated::new(offset, *record, Target::pool(arch))?);
@@ -418,9 +419,8 @@ fn run(
         let p: PoolOp = match op {
             Some(p) => p,
             None => {
-                let p = PoolOp::from_validated(&v).ok_or_else(|| {
-                    BackendError::new("cpu", "a validated record that is not Pool/MaxPoolSelect")
-                })?;
+                let p = PoolOp::from_validated(&v)
+                    .ok_or_else(|| BackendError::contract("cpu", ContractFault::NotPool))?;
                 op = Some(p);
                 p
             }

@@ -27,20 +27,61 @@ pub struct Capture(pub u64);
 
 /// A backend failure (the CPU executor has none; GPU backends report theirs here).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{backend} backend: {message}")]
-pub struct BackendError {
-    /// The backend's name.
-    pub backend: &'static str,
-    /// What went wrong.
-    pub message: String,
+pub enum BackendError {
+    /// The GPU failed: its error, typed.
+    #[cfg(feature = "gpu")]
+    #[error("gpu backend: {0}")]
+    Gpu(#[from] super::gpu_error::DeviceError),
+    /// A backend was asked for something the backend contract rules out.
+    #[error("{backend} backend: {fault}")]
+    Contract {
+        /// The backend's name.
+        backend: &'static str,
+        /// What the contract rules out.
+        fault: ContractFault,
+    },
+}
+
+/// What a backend was asked that the backend contract rules out
+/// ([`BackendError::Contract`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ContractFault {
+    /// A validated record the host dispatch found no device op for.
+    #[error("a validated record with no device op")]
+    NoDeviceOp,
+    /// A validated pool-datapath record that is not Pool/MaxPoolSelect.
+    #[error("a validated record that is not Pool/MaxPoolSelect")]
+    NotPool,
+    /// Memory of another generation than the backend's.
+    #[error("memory of another generation")]
+    OtherGeneration,
+    /// A capture the backend does not hold.
+    #[error("capture {0} is not pending")]
+    CaptureNotPending(u64),
+    /// A capture asked for a second time.
+    #[error("capture {0} is collected twice")]
+    CaptureTwice(u64),
+    /// Held DRAM asked back from a backend holding none.
+    #[error("holds no DRAM")]
+    HoldsNoDram,
+    /// The backend refused a DMA of DRAM it said it would run (the DMA,
+    /// as the runtime prints it).
+    #[error("refused a DMA of DRAM it holds ({0})")]
+    RefusedHeldDma(String),
 }
 
 impl BackendError {
-    /// A failure of `backend`.
-    pub fn new(backend: &'static str, message: impl Into<String>) -> BackendError {
-        BackendError {
-            backend,
-            message: message.into(),
+    /// `backend` was asked for what `fault` says.
+    pub fn contract(backend: &'static str, fault: ContractFault) -> BackendError {
+        BackendError::Contract { backend, fault }
+    }
+
+    /// The backend's name.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            #[cfg(feature = "gpu")]
+            BackendError::Gpu(_) => "gpu",
+            BackendError::Contract { backend, .. } => backend,
         }
     }
 }

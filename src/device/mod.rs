@@ -17,12 +17,16 @@ pub mod dispatch;
 pub mod exec;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "gpu")]
+mod gpu_error;
 pub mod memory;
 pub mod ops;
 
 pub use cpu::{CpuExecutor, CpuOptions};
 pub use dispatch::DispatchError;
-pub use exec::{BackendError, Begin, Capture, DramWindow, End, Executor, Resident, When, Write};
+pub use exec::{
+    BackendError, Begin, Capture, ContractFault, DramWindow, End, Executor, Resident, When, Write,
+};
 pub use memory::{DeviceMemory, HostRange, HostWrite, MemError};
 pub use ops::{ChipDma, ChipWalk, CopyOp, IotaOp, Op, Place, PoolOp, TtOp};
 
@@ -152,8 +156,8 @@ pub enum ExecError {
     NeedsScheduler {
         /// Byte offset of the record.
         offset: usize,
-        /// Its opcode's name.
-        opcode: String,
+        /// Its opcode.
+        opcode: crate::isa::Opcode,
     },
     /// A valid record this executor does not run (control and DMA records).
     #[error(
@@ -164,8 +168,8 @@ pub enum ExecError {
     NotPool {
         /// Byte offset of the record.
         offset: usize,
-        /// Its opcode's name.
-        opcode: String,
+        /// Its opcode.
+        opcode: crate::isa::Opcode,
     },
     /// The program was validated for another generation than the memory's.
     #[error("program validated for {program} but device memory is {memory}")]
@@ -196,13 +200,13 @@ pub fn check_runnable(program: &Program) -> Result<(), ExecError> {
         if !r.opcode().class().is_pool_kernel() {
             return Err(ExecError::NotPool {
                 offset: v.offset(),
-                opcode: r.opcode().to_string(),
+                opcode: r.opcode(),
             });
         }
         if !r.events().is_none() {
             return Err(ExecError::NeedsScheduler {
                 offset: v.offset(),
-                opcode: r.opcode().to_string(),
+                opcode: r.opcode(),
             });
         }
     }

@@ -3,7 +3,7 @@
 //! [`crate::frontend`]).
 
 use super::plan::Plan;
-use super::{FrontendError, Pool2d, PoolMode, PoolOutput, Tensor};
+use super::{FrontendError, Pool2d, PoolMode, PoolOutput, Tensor, Unsupported};
 use crate::device::{Executor, NoTrace};
 use crate::isa::enums::{Dtype, Engine, PoolDim, PoolFunc, UpdateMode, WaitMode};
 use crate::isa::opcode::Opcode;
@@ -175,21 +175,18 @@ pub fn compile(params: &Pool2d, input: &Tensor) -> Result<Compiled, FrontendErro
 /// input variable `x` (no copy of the array).
 pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, FrontendError> {
     let plan = Plan::new(params, &input)?;
-    let bad = |s: String| Err(FrontendError::Bad(s));
+    let bad = |s: Unsupported| Err(FrontendError::Bad(s));
     let p = plan.params;
     let arch = Arch::default();
     let isz = input.elem();
     let (wp, wo) = (plan.wp(), plan.wo);
     if p.dilation[1] as usize > i16::MAX as usize || p.stride[1] as usize > i16::MAX as usize {
-        return bad(format!(
-            "a column stride or dilation over {} does not fit a TENSOR4D step (i16)",
-            i16::MAX
-        ));
+        return bad(Unsupported::StepTooLarge);
     }
     if plan.d * plan.h * plan.w > i32::MAX as usize
         || plan.dout * plan.ho * plan.wo > i32::MAX as usize
     {
-        return bad("a plane is larger than a DMA step can stride over (2^31 elements)".into());
+        return bad(Unsupported::PlaneTooLarge);
     }
     let budget = arch.sbuf_active_bytes() as usize;
     let window = (p.depth.kernel as usize * p.kernel[0] as usize * p.kernel[1] as usize).max(1);
@@ -217,16 +214,15 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
     } else if fits(1, 1, 1) {
         (1, 1, largest(wo, &|c| fits(1, 1, c)))
     } else {
-        return bad(format!(
-            "one output (input rows {}x{} of {}) does not fit a partition's {} KiB of SBUF",
-            p.kernel[0],
-            p.kernel[1],
-            wp,
-            budget / 1024
-        ));
+        return bad(Unsupported::NoFit {
+            kh: p.kernel[0],
+            kw: p.kernel[1],
+            width: wp as u64,
+            kib: (budget / 1024) as u64,
+        });
     };
     let Some((layout, _)) = Layout::new(&plan, isz, band_depths, band_rows, band_cols) else {
-        return bad("no band layout fits".into());
+        return bad(Unsupported::NoLayout);
     };
 
     let dtype = input.dtype;
@@ -235,7 +231,7 @@ pub fn compile_owned(params: &Pool2d, input: Tensor) -> Result<Compiled, Fronten
     let out_elems = planes * plan.dout * plan.ho * plan.wo;
     let dram = input.data.len() + out_elems * (isz + if p.return_indices { 4 } else { 0 });
     if dram as u64 >= u32::MAX as u64 {
-        return bad("the input and outputs need more than 4 GiB of device DRAM".into());
+        return bad(Unsupported::DramTooLarge);
     }
 
     let mut b = Builder {

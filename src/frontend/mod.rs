@@ -43,6 +43,7 @@ mod plan;
 mod reference;
 mod tensor;
 
+pub use crate::npy::NotPooled;
 pub use build::{Compiled, compile, compile_owned};
 pub use options::{OptionError, PoolOptions};
 pub use plan::{AxisGroup, Plan};
@@ -258,14 +259,198 @@ pub const DTYPES: [Dtype; 4] = [Dtype::FP32, Dtype::FP16, Dtype::BFLOAT16, Dtype
 #[derive(Debug, thiserror::Error)]
 pub enum FrontendError {
     /// The parameters or the input's shape or dtype are not accepted.
-    #[error("{0}")]
-    Bad(String),
+    #[error(transparent)]
+    Bad(Unsupported),
     /// The generated program was rejected by staging (a front-end bug).
     #[error("generated program rejected: {0}")]
     Stage(#[from] crate::runtime::StageError),
     /// The run stopped.
     #[error("run failed: {0}")]
     Run(#[from] crate::runtime::RunError),
+}
+
+/// Why a pooling's parameters, input shape or dtype are not accepted
+/// ([`FrontendError::Bad`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unsupported {
+    /// A dtype outside [`DTYPES`].
+    #[error("dtype {dtype} is not supported (fp32, fp16, bf16 or uint8)")]
+    Dtype {
+        /// The dtype.
+        dtype: Dtype,
+    },
+    /// Bytes that do not hold the shape's elements.
+    #[error("{len} bytes for shape {shape:?} of {dtype}")]
+    Bytes {
+        /// The byte count.
+        len: usize,
+        /// The shape.
+        shape: Vec<u64>,
+        /// The dtype.
+        dtype: Dtype,
+    },
+    /// An input of another rank than N×C×L, N×C×H×W or N×C×D×H×W.
+    #[error("input shape {shape:?}: expected N×C×L, N×C×H×W or N×C×D×H×W")]
+    Rank {
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// An input with an axis of 0.
+    #[error("input shape {shape:?} has an empty axis")]
+    EmptyAxis {
+        /// The shape.
+        shape: Vec<u64>,
+    },
+    /// A kernel, stride or dilation of 0.
+    #[error("kernel, stride and dilation must be >= 1")]
+    ZeroParameter,
+    /// A 1-D input with a row kernel, stride or padding.
+    #[error("a 1-D input (N×C×L) takes KH = 1, SH = 1 and no top/bottom padding (got {params})")]
+    OneD {
+        /// The parameters.
+        params: Pool2d,
+    },
+    /// Depth parameters for an input without a depth.
+    #[error(
+        "a depth kernel, stride, padding or dilation needs an N×C×D×H×W input (got {params} \
+         for shape {shape:?})"
+    )]
+    DepthNeeds3d {
+        /// The parameters.
+        params: Pool2d,
+        /// The input's shape.
+        shape: Vec<u64>,
+    },
+    /// `return_indices` with average pooling.
+    #[error("indices are returned by max pooling only")]
+    IndicesNeedMax,
+    /// A pad past half the effective kernel (PyTorch's rule and message).
+    #[error(
+        "pad should be at most half of effective kernel size, but got pad={pad}, \
+         kernel_size={kernel} and dilation={dilation}"
+    )]
+    TorchPad {
+        /// The pad.
+        pad: u32,
+        /// The kernel along its axis.
+        kernel: u32,
+        /// The dilation along its axis.
+        dilation: u32,
+    },
+    /// A pad not smaller than the kernel (ONNX Runtime's rule).
+    #[error(
+        "--pads: the {side} pad of axis {axis} is {pad}, not smaller than the kernel's {kernel} \
+         along it (ONNX: pads must be smaller than the kernel)"
+    )]
+    OnnxPad {
+        /// `begin` or `end`.
+        side: &'static str,
+        /// The axis (`D`, `H`, `W`, `L`).
+        axis: &'static str,
+        /// The pad.
+        pad: u32,
+        /// The kernel along the axis.
+        kernel: u32,
+    },
+    /// A size or parameter past 65535 (an axis past `u32::MAX`).
+    #[error("a size or parameter is larger than 65535")]
+    TooLarge,
+    /// A window larger than the padded input.
+    #[error("{}", window_text(.depth, .kernel, .dilation, .padded))]
+    WindowTooLarge {
+        /// The depth kernel, dilation and padded depth of a 3-D input.
+        depth: Option<(u32, u32, usize)>,
+        /// The kernel (rows, columns).
+        kernel: [u32; 2],
+        /// The dilation (rows, columns).
+        dilation: [u32; 2],
+        /// The padded input's height and width.
+        padded: [usize; 2],
+    },
+    /// An output whose window reads no input element.
+    #[error(
+        "output {axis} {output}'s window reads no input element: its {taps} taps, dilation \
+         {dilation}, fall on {axis}s {first} to {last} in steps of {dilation}, in the padding on \
+         both sides of the input's {axis}s 0 to {end}; the pads are within {limit}, but the \
+         emulator needs every window to read an input element",
+        limit = pad_limit(.rule)
+    )]
+    EmptyWindow {
+        /// `depth`, `row` or `column`.
+        axis: &'static str,
+        /// The output's index along the axis.
+        output: usize,
+        /// The window's taps along the axis.
+        taps: usize,
+        /// Its dilation.
+        dilation: usize,
+        /// The input index of its first tap.
+        first: i64,
+        /// The input index of its last tap.
+        last: i64,
+        /// The input's last index along the axis.
+        end: usize,
+        /// The rule the pads kept.
+        rule: PadRule,
+    },
+    /// A column stride or dilation past a TENSOR4D step.
+    #[error(
+        "a column stride or dilation over {} does not fit a TENSOR4D step (i16)",
+        i16::MAX
+    )]
+    StepTooLarge,
+    /// A plane past what a DMA step can stride over.
+    #[error("a plane is larger than a DMA step can stride over (2^31 elements)")]
+    PlaneTooLarge,
+    /// One output's input rows do not fit a partition of SBUF.
+    #[error(
+        "one output (input rows {kh}x{kw} of {width}) does not fit a partition's {kib} KiB of SBUF"
+    )]
+    NoFit {
+        /// The kernel's rows.
+        kh: u32,
+        /// The kernel's columns.
+        kw: u32,
+        /// The padded input's width.
+        width: u64,
+        /// A partition's SBUF, in KiB.
+        kib: u64,
+    },
+    /// No band layout fits.
+    #[error("no band layout fits")]
+    NoLayout,
+    /// The input and outputs past 4 GiB of device DRAM.
+    #[error("the input and outputs need more than 4 GiB of device DRAM")]
+    DramTooLarge,
+}
+
+/// The limit the pads kept, for [`Unsupported::EmptyWindow`]'s message.
+fn pad_limit(rule: &PadRule) -> &'static str {
+    match rule {
+        PadRule::Torch => "PyTorch's limit (half the effective kernel)",
+        PadRule::Onnx => "ONNX's limit (smaller than the kernel)",
+    }
+}
+
+/// [`Unsupported::WindowTooLarge`]'s message.
+fn window_text(
+    depth: &Option<(u32, u32, usize)>,
+    kernel: &[u32; 2],
+    dilation: &[u32; 2],
+    padded: &[usize; 2],
+) -> String {
+    match depth {
+        Some((dk, dd, dp)) => format!(
+            "the window ({dk}x{}x{} dilated {dd}x{}x{}) is larger than the padded input \
+             ({dp}x{}x{})",
+            kernel[0], kernel[1], dilation[0], dilation[1], padded[0], padded[1]
+        ),
+        None => format!(
+            "the window ({}x{} dilated {}x{}) is larger than the padded input ({}x{})",
+            kernel[0], kernel[1], dilation[0], dilation[1], padded[0], padded[1]
+        ),
+    }
 }
 
 /// The result of a pooling: the output and, with `return_indices`, PyTorch's
@@ -293,4 +478,175 @@ pub fn run(
 /// `run` on the CPU reference executor.
 pub fn run_cpu(params: &Pool2d, input: &Tensor) -> Result<PoolOutput, FrontendError> {
     run(params, input, &mut crate::device::CpuExecutor::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each reason prints what the message string it replaced printed.
+    #[test]
+    fn unsupported_reasons_keep_their_messages() {
+        let p = Pool2d::new(PoolMode::Max, 2, 3);
+        let shape = vec![1u64, 2, 3];
+        let dt = Dtype::INT32;
+        let i16max = i16::MAX;
+        let cases: Vec<(Unsupported, String)> = vec![
+            (
+                Unsupported::Dtype { dtype: dt },
+                format!("dtype {dt} is not supported (fp32, fp16, bf16 or uint8)"),
+            ),
+            (
+                Unsupported::Bytes {
+                    len: 5,
+                    shape: shape.clone(),
+                    dtype: dt,
+                },
+                format!("{} bytes for shape {:?} of {}", 5, shape, dt),
+            ),
+            (
+                Unsupported::Rank {
+                    shape: shape.clone(),
+                },
+                format!("input shape {shape:?}: expected N×C×L, N×C×H×W or N×C×D×H×W"),
+            ),
+            (
+                Unsupported::EmptyAxis {
+                    shape: shape.clone(),
+                },
+                format!("input shape {shape:?} has an empty axis"),
+            ),
+            (
+                Unsupported::ZeroParameter,
+                "kernel, stride and dilation must be >= 1".into(),
+            ),
+            (
+                Unsupported::OneD { params: p },
+                format!(
+                    "a 1-D input (N×C×L) takes KH = 1, SH = 1 and no top/bottom padding (got {p})"
+                ),
+            ),
+            (
+                Unsupported::DepthNeeds3d {
+                    params: p,
+                    shape: shape.clone(),
+                },
+                format!(
+                    "a depth kernel, stride, padding or dilation needs an N×C×D×H×W input (got {p} \
+                     for shape {:?})",
+                    shape
+                ),
+            ),
+            (
+                Unsupported::IndicesNeedMax,
+                "indices are returned by max pooling only".into(),
+            ),
+            (
+                Unsupported::TorchPad {
+                    pad: 2,
+                    kernel: 3,
+                    dilation: 1,
+                },
+                "pad should be at most half of effective kernel size, but got pad=2, \
+                 kernel_size=3 and dilation=1"
+                    .into(),
+            ),
+            (
+                Unsupported::OnnxPad {
+                    side: "end",
+                    axis: "W",
+                    pad: 3,
+                    kernel: 3,
+                },
+                "--pads: the end pad of axis W is 3, not smaller than the kernel's 3 along it \
+                 (ONNX: pads must be smaller than the kernel)"
+                    .into(),
+            ),
+            (
+                Unsupported::TooLarge,
+                "a size or parameter is larger than 65535".into(),
+            ),
+            (
+                Unsupported::WindowTooLarge {
+                    depth: Some((2, 1, 3)),
+                    kernel: [4, 5],
+                    dilation: [1, 2],
+                    padded: [6, 7],
+                },
+                "the window (2x4x5 dilated 1x1x2) is larger than the padded input (3x6x7)".into(),
+            ),
+            (
+                Unsupported::WindowTooLarge {
+                    depth: None,
+                    kernel: [4, 5],
+                    dilation: [1, 2],
+                    padded: [6, 7],
+                },
+                "the window (4x5 dilated 1x2) is larger than the padded input (6x7)".into(),
+            ),
+            (
+                Unsupported::EmptyWindow {
+                    axis: "row",
+                    output: 1,
+                    taps: 2,
+                    dilation: 5,
+                    first: -1,
+                    last: 4,
+                    end: 2,
+                    rule: PadRule::Torch,
+                },
+                "output row 1's window reads no input element: its 2 taps, dilation 5, fall on \
+                 rows -1 to 4 in steps of 5, in the padding on both sides of the input's rows 0 \
+                 to 2; the pads are within PyTorch's limit (half the effective kernel), but the \
+                 emulator needs every window to read an input element"
+                    .into(),
+            ),
+            (
+                Unsupported::EmptyWindow {
+                    axis: "column",
+                    output: 0,
+                    taps: 2,
+                    dilation: 5,
+                    first: -1,
+                    last: 4,
+                    end: 2,
+                    rule: PadRule::Onnx,
+                },
+                "output column 0's window reads no input element: its 2 taps, dilation 5, fall \
+                 on columns -1 to 4 in steps of 5, in the padding on both sides of the input's \
+                 columns 0 to 2; the pads are within ONNX's limit (smaller than the kernel), but \
+                 the emulator needs every window to read an input element"
+                    .into(),
+            ),
+            (
+                Unsupported::StepTooLarge,
+                format!(
+                    "a column stride or dilation over {i16max} does not fit a TENSOR4D step (i16)"
+                ),
+            ),
+            (
+                Unsupported::PlaneTooLarge,
+                "a plane is larger than a DMA step can stride over (2^31 elements)".into(),
+            ),
+            (
+                Unsupported::NoFit {
+                    kh: 2,
+                    kw: 3,
+                    width: 70000,
+                    kib: 192,
+                },
+                "one output (input rows 2x3 of 70000) does not fit a partition's 192 KiB of SBUF"
+                    .into(),
+            ),
+            (Unsupported::NoLayout, "no band layout fits".into()),
+            (
+                Unsupported::DramTooLarge,
+                "the input and outputs need more than 4 GiB of device DRAM".into(),
+            ),
+        ];
+        for (why, want) in cases {
+            assert_eq!(why.to_string(), want);
+            assert_eq!(FrontendError::Bad(why).to_string(), want);
+        }
+    }
 }

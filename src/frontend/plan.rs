@@ -1,7 +1,7 @@
 //! Shapes and window classes: everything the program builder and the index
 //! conversion need to agree on.
 
-use super::{Depth, FrontendError, PadRule, Pool2d, PoolMode, Tensor};
+use super::{Depth, FrontendError, PadRule, Pool2d, PoolMode, Tensor, Unsupported};
 
 /// A run of consecutive outputs along one axis whose windows walk the same
 /// kernel taps.
@@ -119,22 +119,23 @@ pub struct Plan {
 impl Plan {
     /// Checks `params` against `input` and classifies the windows.
     pub fn new(params: &Pool2d, input: &Tensor) -> Result<Plan, FrontendError> {
-        let bad = |s: String| Err(FrontendError::Bad(s));
+        let bad = |s: Unsupported| Err(FrontendError::Bad(s));
         input.check()?;
         let (n, c, d, h, w, one_d) = match input.shape[..] {
             [n, c, d, h, w] => (n, c, d, h, w, false),
             [n, c, h, w] => (n, c, 1, h, w, false),
             [n, c, l] => (n, c, 1, 1, l, true),
             _ => {
-                return bad(format!(
-                    "input shape {:?}: expected N×C×L, N×C×H×W or N×C×D×H×W",
-                    input.shape
-                ));
+                return bad(Unsupported::Rank {
+                    shape: input.shape.clone(),
+                });
             }
         };
         let three_d = input.shape.len() == 5;
         if [n, c, d, h, w].contains(&0) {
-            return bad(format!("input shape {:?} has an empty axis", input.shape));
+            return bad(Unsupported::EmptyAxis {
+                shape: input.shape.clone(),
+            });
         }
         let p = params;
         let z = p.depth;
@@ -143,22 +144,19 @@ impl Plan {
             || p.dilation.contains(&0)
             || [z.kernel, z.stride, z.dilation].contains(&0)
         {
-            return bad("kernel, stride and dilation must be >= 1".into());
+            return bad(Unsupported::ZeroParameter);
         }
         if one_d && (p.kernel[0] != 1 || p.stride[0] != 1 || p.pads[0] != 0 || p.pads[2] != 0) {
-            return bad(format!(
-                "a 1-D input (N×C×L) takes KH = 1, SH = 1 and no top/bottom padding (got {p})"
-            ));
+            return bad(Unsupported::OneD { params: *p });
         }
         if !three_d && z != Depth::NONE {
-            return bad(format!(
-                "a depth kernel, stride, padding or dilation needs an N×C×D×H×W input (got {p} \
-                 for shape {:?})",
-                input.shape
-            ));
+            return bad(Unsupported::DepthNeeds3d {
+                params: *p,
+                shape: input.shape.clone(),
+            });
         }
         if p.return_indices && p.mode != PoolMode::Max {
-            return bad("indices are returned by max pooling only".into());
+            return bad(Unsupported::IndicesNeedMax);
         }
         // Each spatial axis: (name, kernel, dilation, begin pad, end pad).
         let mut axes = vec![
@@ -180,20 +178,22 @@ impl Plan {
                     PadRule::Torch => {
                         let eff = (k as u64).saturating_sub(1) * dil as u64 + 1;
                         if pad as u64 > eff / 2 {
-                            return bad(format!(
-                                "pad should be at most half of effective kernel size, but got \
-                                 pad={pad}, kernel_size={k} and dilation={dil}"
-                            ));
+                            return bad(Unsupported::TorchPad {
+                                pad,
+                                kernel: k,
+                                dilation: dil,
+                            });
                         }
                     }
                     // ONNX Runtime's rule for explicit pads: smaller than the kernel.
                     PadRule::Onnx => {
                         if pad >= k {
-                            return bad(format!(
-                                "--pads: the {side} pad of axis {name} is {pad}, not smaller than \
-                                 the kernel's {k} along it (ONNX: pads must be smaller than \
-                                 the kernel)"
-                            ));
+                            return bad(Unsupported::OnnxPad {
+                                side,
+                                axis: name,
+                                pad,
+                                kernel: k,
+                            });
                         }
                     }
                 }
@@ -210,7 +210,7 @@ impl Plan {
             .any(|&v| big(v))
             || [n, c, d, h, w].iter().any(|&v| v > u32::MAX as u64)
         {
-            return bad("a size or parameter is larger than 65535".into());
+            return bad(Unsupported::TooLarge);
         }
         let us = |v: u32| v as usize;
         let axis = |len: u64, i: usize| Axis {
@@ -236,30 +236,11 @@ impl Plan {
             aw.out_len(p.ceil_mode),
         ) else {
             let padded = |a: &Axis| a.len + a.pad0 + a.pad1;
-            return bad(if three_d {
-                format!(
-                    "the window ({}x{}x{} dilated {}x{}x{}) is larger than the padded input \
-                     ({}x{}x{})",
-                    z.kernel,
-                    p.kernel[0],
-                    p.kernel[1],
-                    z.dilation,
-                    p.dilation[0],
-                    p.dilation[1],
-                    padded(&ad),
-                    padded(&ah),
-                    padded(&aw)
-                )
-            } else {
-                format!(
-                    "the window ({}x{} dilated {}x{}) is larger than the padded input ({}x{})",
-                    p.kernel[0],
-                    p.kernel[1],
-                    p.dilation[0],
-                    p.dilation[1],
-                    padded(&ah),
-                    padded(&aw)
-                )
+            return bad(Unsupported::WindowTooLarge {
+                depth: three_d.then(|| (z.kernel, z.dilation, padded(&ad))),
+                kernel: p.kernel,
+                dilation: p.dilation,
+                padded: [padded(&ah), padded(&aw)],
             });
         };
         let has_pad = p.pads.iter().chain(&z.pads).any(|&v| v > 0);
@@ -273,22 +254,19 @@ impl Plan {
         // input; only a dilated window can miss it, its taps stepping over
         // the input rows into the padding on both sides (PyTorch gives -inf
         // there; the emulator refuses the window).
-        let empty = |axis: &str, a: &Axis, o: usize| {
+        let empty = |axis: &'static str, a: &Axis, o: usize| {
             let first = (o * a.s) as i64 - a.pad0 as i64;
             let last = first + ((a.k - 1) * a.d) as i64;
-            FrontendError::Bad(format!(
-                "output {axis} {o}'s window reads no input element: its {k} taps, dilation {d}, \
-                 fall on {axis}s {first} to {last} in steps of {d}, in the padding on both sides \
-                 of the input's {axis}s 0 to {end}; the pads are within {limit}, but the emulator \
-                 needs every window to read an input element",
-                k = a.k,
-                d = a.d,
-                end = a.len - 1,
-                limit = match p.pad_rule {
-                    PadRule::Torch => "PyTorch's limit (half the effective kernel)",
-                    PadRule::Onnx => "ONNX's limit (smaller than the kernel)",
-                },
-            ))
+            FrontendError::Bad(Unsupported::EmptyWindow {
+                axis,
+                output: o,
+                taps: a.k,
+                dilation: a.d,
+                first,
+                last,
+                end: a.len - 1,
+                rule: p.pad_rule,
+            })
         };
         ad.groups(dout, false).map_err(|o| empty("depth", &ad, o))?;
         ah.groups(ho, false).map_err(|o| empty("row", &ah, o))?;

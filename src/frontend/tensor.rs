@@ -1,10 +1,10 @@
 //! The front end's arrays: a dtype, a shape and little-endian C-order bytes.
 
-use super::{DTYPES, FrontendError};
+use super::{DTYPES, FrontendError, Unsupported};
 use crate::device::convert::{InType, load_f32};
 use crate::files::HostBytes;
 use crate::isa::enums::Dtype;
-use crate::npy::{ElemKind, Npy, NpyError, read_npy};
+use crate::npy::{ElemKind, NotPooled, Npy, NpyError, read_npy};
 use std::path::Path;
 
 /// An array of one of the front end's dtypes ([`DTYPES`]).
@@ -36,19 +36,15 @@ impl Tensor {
     /// Checks that the dtype is one of [`DTYPES`] and the bytes match the shape.
     pub fn check(&self) -> Result<(), FrontendError> {
         if !DTYPES.contains(&self.dtype) {
-            return Err(FrontendError::Bad(format!(
-                "dtype {} is not supported (fp32, fp16, bf16 or uint8)",
-                self.dtype
-            )));
+            return Err(FrontendError::Bad(Unsupported::Dtype { dtype: self.dtype }));
         }
         let n = self.elements();
         if n.checked_mul(self.elem() as u64) != Some(self.data.len() as u64) {
-            return Err(FrontendError::Bad(format!(
-                "{} bytes for shape {:?} of {}",
-                self.data.len(),
-                self.shape,
-                self.dtype
-            )));
+            return Err(FrontendError::Bad(Unsupported::Bytes {
+                len: self.data.len(),
+                shape: self.shape.clone(),
+                dtype: self.dtype,
+            }));
         }
         Ok(())
     }
@@ -91,7 +87,7 @@ pub fn read_tensor(path: &Path, bf16: bool) -> Result<Tensor, NpyError> {
     let npy = read_npy(path)?;
     Tensor::from_npy(npy, bf16).map_err(|why| NpyError::Bad {
         path: path.to_owned(),
-        why,
+        why: why.into(),
     })
 }
 
@@ -99,26 +95,16 @@ impl Tensor {
     /// An array read as a front-end tensor ([`read_tensor`]'s rule):
     /// float32 → fp32, float16 → fp16, uint8 → uint8, and uint16 → bf16
     /// bits when `bf16` is set. `Err` says why the array is not pooled.
-    pub fn from_npy(npy: Npy, bf16: bool) -> Result<Tensor, String> {
+    pub fn from_npy(npy: Npy, bf16: bool) -> Result<Tensor, NotPooled> {
         let ts = &npy.descr;
         let dtype = match (npy.kind, npy.elem, bf16) {
             (ElemKind::Uint, 2, true) => Dtype::BFLOAT16,
-            (_, _, true) => {
-                return Err(format!(
-                    "--dtype bf16 needs a uint16 .npy of bf16 bits, not `{ts}`"
-                ));
-            }
+            (_, _, true) => return Err(NotPooled::NotBf16Bits(ts.clone())),
             (ElemKind::Float, 4, _) => Dtype::FP32,
             (ElemKind::Float, 2, _) => Dtype::FP16,
             (ElemKind::Uint, 1, _) => Dtype::UINT8,
-            (ElemKind::Uint, 2, _) => {
-                return Err("a uint16 .npy: pass --dtype bf16 if it holds bf16 bits".into());
-            }
-            _ => {
-                return Err(format!(
-                    "dtype `{ts}` is not pooled (float32, float16, uint8, or uint16 with --dtype bf16)"
-                ));
-            }
+            (ElemKind::Uint, 2, _) => return Err(NotPooled::Uint16),
+            _ => return Err(NotPooled::Dtype(ts.clone())),
         };
         Ok(Tensor {
             dtype,

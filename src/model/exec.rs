@@ -11,7 +11,7 @@
 //! bytes from OFF in each lane.
 
 use crate::device::{
-    DeviceMemory, Executor, MemError, Program, Trace, check_runnable, run_program,
+    DeviceMemory, ExecError, Executor, MemError, Program, Trace, check_runnable, run_program,
 };
 use crate::isa::enums::Dtype;
 use crate::isa::stream::StreamError;
@@ -24,18 +24,81 @@ use crate::limits::{Arch, PARTITIONS};
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
     /// A malformed address, shape or dtype name (exit 2).
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(Syntax),
     /// Bytes that are not whole records (exit 4).
     #[error(transparent)]
     Stream(StreamError),
     /// An invalid record (exit 3).
     #[error(transparent)]
     Invalid(InvalidRecord),
-    /// A record this runner cannot run, a spent work budget, a backend
-    /// failure (exit 1).
-    #[error("{0}")]
-    Exec(String),
+    /// A record this runner cannot run, a backend failure (exit 1).
+    #[error(transparent)]
+    Exec(ExecError),
+    /// The program would take more work than the budget (exit 1).
+    #[error(
+        "pool stream, record at byte offset {offset}: it would take the work past the work \
+         budget of {limit} elements ({done} done before it, {cost} more; raise --max-work)"
+    )]
+    WorkBudget {
+        /// Byte offset of the record past the budget.
+        offset: usize,
+        /// The budget, in elements.
+        limit: u64,
+        /// The work of the records before it.
+        done: u64,
+        /// Its own work.
+        cost: u64,
+    },
+}
+
+/// A malformed address or shape ([`HostError::Usage`]): the text, and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Syntax {
+    /// An address that is not `sbuf:P:OFF`, `psum:P:OFF` or a host ADDR4.
+    #[error("bad ADDR `{text}`: {why}")]
+    Addr {
+        /// The text.
+        text: String,
+        /// Why.
+        why: AddrFault,
+    },
+    /// A shape that is not axes like `128x4x4`, each >= 1.
+    #[error("bad SHAPE `{text}`: expected axes like 128x4x4, each >= 1")]
+    Shape {
+        /// The text.
+        text: String,
+    },
+}
+
+/// Why an address is not a host address ([`Syntax::Addr`], [`location`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddrFault {
+    /// Colons, but not `sbuf`/`psum` first.
+    #[error("expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4")]
+    Form,
+    /// No colon, and not hex.
+    #[error("not a hex ADDR4")]
+    NotHex,
+    /// An ADDR4 with mode bits.
+    #[error("register, indirect and shape-register addresses are not host addresses")]
+    ModeBits,
+    /// An ADDR4 outside SBUF and PSUM.
+    #[error("in neither SBUF nor PSUM")]
+    NotOnChip,
+    /// `sbuf`/`psum` without exactly a partition and an offset.
+    #[error("expected sbuf:P:OFF or psum:P:OFF")]
+    Parts,
+    /// A partition that is not a number.
+    #[error("bad partition")]
+    BadPartition,
+    /// An offset that is not a number.
+    #[error("bad offset")]
+    BadOffset,
+    /// A partition past the last.
+    #[error("partition must be < {PARTITIONS}")]
+    Partition,
 }
 
 /// A decimal or `0x`-hex u32.
@@ -49,7 +112,12 @@ fn parse_u32(s: &str) -> Option<u32> {
 /// `sbuf:P:OFF`, `psum:P:OFF` or a raw ADDR4 in hex; a malformed one is
 /// [`HostError::Usage`] saying why.
 pub fn parse_addr(s: &str) -> Result<Location, HostError> {
-    let err = |why: &str| HostError::Usage(format!("bad ADDR `{s}`: {why}"));
+    let err = |why: AddrFault| {
+        HostError::Usage(Syntax::Addr {
+            text: s.to_string(),
+            why,
+        })
+    };
     let mut parts = s.split(':');
     let head = parts.next().unwrap_or_default();
     let region = match head {
@@ -59,36 +127,32 @@ pub fn parse_addr(s: &str) -> Result<Location, HostError> {
     };
     let Some(region) = region else {
         if s.contains(':') {
-            return Err(err("expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4"));
+            return Err(err(AddrFault::Form));
         }
         let h = s
             .strip_prefix("0x")
             .or_else(|| s.strip_prefix("0X"))
             .unwrap_or(s);
-        let a = u32::from_str_radix(h, 16).map_err(|_| err("not a hex ADDR4"))?;
+        let a = u32::from_str_radix(h, 16).map_err(|_| err(AddrFault::NotHex))?;
         let addr = Addr4(a);
         if addr.has_mode_bits() {
-            return Err(err(
-                "register, indirect and shape-register addresses are not host addresses",
-            ));
+            return Err(err(AddrFault::ModeBits));
         }
-        return addr
-            .location()
-            .ok_or_else(|| err("in neither SBUF nor PSUM"));
+        return addr.location().ok_or_else(|| err(AddrFault::NotOnChip));
     };
     let (Some(p), Some(o), None) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(err("expected sbuf:P:OFF or psum:P:OFF"));
+        return Err(err(AddrFault::Parts));
     };
-    let partition = parse_u32(p).ok_or_else(|| err("bad partition"))?;
-    let offset = parse_u32(o).ok_or_else(|| err("bad offset"))?;
-    location(region, partition, offset).map_err(|why| err(&why))
+    let partition = parse_u32(p).ok_or_else(|| err(AddrFault::BadPartition))?;
+    let offset = parse_u32(o).ok_or_else(|| err(AddrFault::BadOffset))?;
+    location(region, partition, offset).map_err(err)
 }
 
 /// The place `partition`, `offset` of `region`, the partition checked
 /// (`partition must be < 128`).
-pub fn location(region: Region, partition: u32, offset: u32) -> Result<Location, String> {
+pub fn location(region: Region, partition: u32, offset: u32) -> Result<Location, AddrFault> {
     if partition >= PARTITIONS {
-        return Err(format!("partition must be < {PARTITIONS}"));
+        return Err(AddrFault::Partition);
     }
     Ok(Location {
         region,
@@ -105,9 +169,9 @@ pub fn parse_shape(s: &str) -> Result<Vec<u64>, HostError> {
         .map(|a| a.trim().parse::<u64>().ok())
         .collect::<Option<Vec<_>>>();
     shape.filter(|s| check_shape(s).is_ok()).ok_or_else(|| {
-        HostError::Usage(format!(
-            "bad SHAPE `{s}`: expected axes like 128x4x4, each >= 1"
-        ))
+        HostError::Usage(Syntax::Shape {
+            text: s.to_string(),
+        })
     })
 }
 
@@ -189,18 +253,18 @@ pub fn program(bytes: &[u8], arch: Arch, max_work: u64) -> Result<Program, HostE
         Err(StreamInvalid::Invalid(inv)) => return Err(HostError::Invalid(inv)),
         Err(StreamInvalid::Malformed(e)) => return Err(HostError::Stream(e)),
     };
-    check_runnable(&program).map_err(|e| HostError::Exec(e.to_string()))?;
+    check_runnable(&program).map_err(HostError::Exec)?;
     let mut work = 0u64;
     for v in program.records() {
         let cost = crate::runtime::datapath_work(v);
         work = work.saturating_add(cost);
         if work > max_work {
-            return Err(HostError::Exec(format!(
-                "pool stream, record at byte offset {}: it would take the work past the work \
-                 budget of {max_work} elements ({} done before it, {cost} more; raise --max-work)",
-                v.offset(),
-                work - cost
-            )));
+            return Err(HostError::WorkBudget {
+                offset: v.offset(),
+                limit: max_work,
+                done: work - cost,
+                cost,
+            });
         }
     }
     Ok(program)
@@ -213,12 +277,53 @@ pub fn run(
     mem: &mut DeviceMemory,
     trace: &mut dyn Trace,
 ) -> Result<(), HostError> {
-    run_program(exec, program, mem, trace).map_err(|e| HostError::Exec(e.to_string()))
+    run_program(exec, program, mem, trace).map_err(HostError::Exec)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each reason prints what the message string it replaced printed.
+    #[test]
+    fn syntax_reasons_keep_their_messages() {
+        let msg = |s: &str| parse_addr(s).unwrap_err().to_string();
+        assert_eq!(
+            msg("dram:0:0"),
+            "bad ADDR `dram:0:0`: expected sbuf:P:OFF, psum:P:OFF or a hex ADDR4"
+        );
+        assert_eq!(msg("zz"), "bad ADDR `zz`: not a hex ADDR4");
+        assert_eq!(
+            msg("0x80000000"),
+            "bad ADDR `0x80000000`: register, indirect and shape-register addresses are not \
+             host addresses"
+        );
+        assert_eq!(
+            msg("sbuf:1"),
+            "bad ADDR `sbuf:1`: expected sbuf:P:OFF or psum:P:OFF"
+        );
+        assert_eq!(msg("sbuf:x:0"), "bad ADDR `sbuf:x:0`: bad partition");
+        assert_eq!(msg("sbuf:0:y"), "bad ADDR `sbuf:0:y`: bad offset");
+        assert_eq!(
+            msg("sbuf:128:0"),
+            "bad ADDR `sbuf:128:0`: partition must be < 128"
+        );
+        assert_eq!(
+            parse_shape("0x2").unwrap_err().to_string(),
+            "bad SHAPE `0x2`: expected axes like 128x4x4, each >= 1"
+        );
+        let e = HostError::WorkBudget {
+            offset: 64,
+            limit: 10,
+            done: 4,
+            cost: 8,
+        };
+        assert_eq!(
+            e.to_string(),
+            "pool stream, record at byte offset 64: it would take the work past the work budget \
+             of 10 elements (4 done before it, 8 more; raise --max-work)"
+        );
+    }
 
     #[test]
     fn addresses_parse() {

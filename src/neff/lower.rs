@@ -746,9 +746,6 @@ fn expand_and_validate(neff: &Neff, engine: Engine) -> Result<usize, EngineInval
 /// Why a NEFF did not become a program.
 #[derive(Debug, thiserror::Error)]
 pub enum MapError {
-    /// Bad input (exit 4): a variable the program model cannot hold.
-    #[error("{0}")]
-    Load(String),
     /// A trigger was rejected (exit 3).
     #[error(transparent)]
     Rejected(#[from] TriggerRejected),

@@ -21,10 +21,63 @@ pub enum PackError {
         /// Byte offset in its stream.
         offset: usize,
         /// Why.
-        why: String,
+        why: RecordFault,
     },
     /// A stream that is not whole records, or a variable the NEFF cannot hold.
-    Program(String),
+    Program(ProgramFault),
+}
+
+/// Why `pack` cannot write a record ([`PackError::Record`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordFault {
+    /// A pseudo-instruction that needs queues, blocks or replica groups.
+    #[error("{pseudo} needs queues, blocks or replica groups, which a manifest has none of")]
+    NeedsQueues {
+        /// Its name.
+        pseudo: &'static str,
+    },
+    /// A VAR_ID ADDR8 naming no variable.
+    #[error("VAR_ID {id} (byte {at}) names no variable")]
+    UnknownVarId {
+        /// The id.
+        id: u32,
+        /// The address's byte in the record.
+        at: usize,
+    },
+    /// A marker-0 address of device DRAM.
+    #[error("marker-0 DRAM address {addr:#x} (byte {at}): a NEFF has no DRAM layout")]
+    DramAddress {
+        /// The address.
+        addr: u64,
+        /// The address's byte in the record.
+        at: usize,
+    },
+}
+
+/// Why `pack` cannot write a program ([`PackError::Program`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgramFault {
+    /// A stream that is not whole records.
+    #[error("{engine} stream: length {len} is not a multiple of {RECORD_BYTES}")]
+    StreamLength {
+        /// The engine.
+        engine: Engine,
+        /// The stream's length in bytes.
+        len: usize,
+    },
+    /// A variable whose dtype has no NEFF name.
+    #[error("variable `{variable}`: dtype {dtype} has no NEFF name")]
+    Dtype {
+        /// The variable's name.
+        variable: String,
+        /// Its dtype.
+        dtype: crate::isa::Dtype,
+    },
+    /// No output variable.
+    #[error("the program has no output variable (a NEFF needs one)")]
+    NoOutput,
 }
 
 impl fmt::Display for PackError {
@@ -55,24 +108,23 @@ const CALL_ARGS: usize = 48;
 /// NEFF-EC-13 / §2.5: the id rewrite of one stream (old id → dense index).
 fn rewrite(engine: Engine, s: &[u8], ids: &[u32]) -> Result<Vec<u8>, PackError> {
     if !s.len().is_multiple_of(RECORD_BYTES) {
-        return Err(PackError::Program(format!(
-            "{engine} stream: length {} is not a multiple of {RECORD_BYTES}",
-            s.len()
-        )));
+        return Err(PackError::Program(ProgramFault::StreamLength {
+            engine,
+            len: s.len(),
+        }));
     }
     let mut out = s.to_vec();
     for (i, r) in out.chunks_exact_mut(RECORD_BYTES).enumerate() {
-        let bad = |why: String| PackError::Record {
+        let bad = |why: RecordFault| PackError::Record {
             engine,
             offset: i * RECORD_BYTES,
             why,
         };
         match r[0] {
             0xC1 | 0xC8 => {
-                return Err(bad(format!(
-                    "{} needs queues, blocks or replica groups, which a manifest has none of",
-                    super::lower::pseudo_name(r[0]).unwrap_or("?")
-                )));
+                return Err(bad(RecordFault::NeedsQueues {
+                    pseudo: super::lower::pseudo_name(r[0]).unwrap_or("?"),
+                }));
             }
             op if op == Opcode::DMA_MEMCPY.0 || op == Opcode::PSEUDO_DMA_DIRECT2D.0 => {
                 for at in [16, 40] {
@@ -80,15 +132,15 @@ fn rewrite(engine: Engine, s: &[u8], ids: &[u32]) -> Result<Vec<u8>, PackError> 
                     let marker = (a >> 56) as u8;
                     if marker == VAR_MARKER {
                         let id = (a >> 32 & 0xFF_FFFF) as u32;
-                        let new = ids.iter().position(|&x| x == id).ok_or_else(|| {
-                            bad(format!("VAR_ID {id} (byte {at}) names no variable"))
-                        })? as u64;
+                        let new = ids
+                            .iter()
+                            .position(|&x| x == id)
+                            .ok_or_else(|| bad(RecordFault::UnknownVarId { id, at }))?
+                            as u64;
                         let a = (a & !(0xFF_FFFF << 32)) | new << 32;
                         r[at..at + 8].copy_from_slice(&a.to_le_bytes());
                     } else if marker == 0 && a >= DRAM_BASE {
-                        return Err(bad(format!(
-                            "marker-0 DRAM address {a:#x} (byte {at}): a NEFF has no DRAM layout"
-                        )));
+                        return Err(bad(RecordFault::DramAddress { addr: a, at }));
                     }
                 }
             }
@@ -129,10 +181,10 @@ pub fn pack(program: &Program, stem: &str) -> Result<Vec<u8>, PackError> {
         let (Some(def), Some(dl), Some(size)) =
             (def_dtype_name(v.dtype), dltype_name(v.dtype), v.bytes())
         else {
-            return Err(PackError::Program(format!(
-                "variable `{}`: dtype {} has no NEFF name",
-                v.name, v.dtype
-            )));
+            return Err(PackError::Program(ProgramFault::Dtype {
+                variable: v.name.clone(),
+                dtype: v.dtype,
+            }));
         };
         let ty = match v.role {
             Role::Input => "input",
@@ -150,9 +202,7 @@ pub fn pack(program: &Program, stem: &str) -> Result<Vec<u8>, PackError> {
         }
     }
     if outs.is_empty() {
-        return Err(PackError::Program(
-            "the program has no output variable (a NEFF needs one)".into(),
-        ));
+        return Err(PackError::Program(ProgramFault::NoOutput));
     }
     let mut members: Vec<(String, Vec<u8>)> = Vec::new();
     let mut def = serde_json::Map::new();
@@ -249,6 +299,63 @@ mod tests {
     use super::*;
     use crate::isa::enums::Dtype;
     use crate::runtime::{Program, Variable};
+
+    /// Each reason prints what the message string it replaced printed.
+    #[test]
+    fn reasons_keep_their_messages() {
+        let rec = |why| PackError::Record {
+            engine: Engine::Pool,
+            offset: 64,
+            why,
+        };
+        let cases = [
+            (
+                rec(RecordFault::NeedsQueues {
+                    pseudo: "PSEUDO_DMA_TRIGGER",
+                }),
+                "pack: pool stream, record at byte offset 64: PSEUDO_DMA_TRIGGER needs queues, \
+                 blocks or replica groups, which a manifest has none of",
+            ),
+            (
+                rec(RecordFault::UnknownVarId { id: 7, at: 16 }),
+                "pack: pool stream, record at byte offset 64: VAR_ID 7 (byte 16) names no variable",
+            ),
+            (
+                rec(RecordFault::DramAddress {
+                    addr: 1 << 32,
+                    at: 40,
+                }),
+                "pack: pool stream, record at byte offset 64: marker-0 DRAM address 0x100000000 \
+                 (byte 40): a NEFF has no DRAM layout",
+            ),
+            (
+                PackError::Program(ProgramFault::StreamLength {
+                    engine: Engine::Act,
+                    len: 65,
+                }),
+                "pack: act stream: length 65 is not a multiple of 64",
+            ),
+            (
+                PackError::Program(ProgramFault::Dtype {
+                    variable: "x".into(),
+                    dtype: Dtype::FP8_EXP4,
+                }),
+                "",
+            ),
+            (
+                PackError::Program(ProgramFault::NoOutput),
+                "pack: the program has no output variable (a NEFF needs one)",
+            ),
+        ];
+        for (e, want) in cases {
+            if let PackError::Program(ProgramFault::Dtype { variable, dtype }) = &e {
+                let want = format!("pack: variable `{variable}`: dtype {dtype} has no NEFF name");
+                assert_eq!(e.to_string(), want);
+            } else {
+                assert_eq!(e.to_string(), want);
+            }
+        }
+    }
 
     fn dma(src: u64, dst: u64) -> Vec<u8> {
         let mut r = vec![0u8; RECORD_BYTES];

@@ -55,6 +55,26 @@ struct RawVariable {
     file: Option<String>,
 }
 
+/// What is wrong with an `[exits]` entry ([`ManifestFault::Exits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExitsFault {
+    /// The key is not an engine.
+    UnknownEngine,
+    /// The value is not a list.
+    NotAList,
+    /// A list item that is not the byte offset of a record of the engine's
+    /// stream.
+    NotARecordOffset {
+        /// The item, as the manifest spells it.
+        value: String,
+        /// The stream's length in bytes.
+        len: usize,
+        /// The engine.
+        engine: Engine,
+    },
+}
+
 /// A manifest that does not describe a runnable program (exit 4).
 #[derive(Debug)]
 pub struct ManifestError {
@@ -94,7 +114,7 @@ pub enum ManifestFault {
         /// The key.
         key: String,
         /// What is wrong.
-        why: String,
+        why: ExitsFault,
     },
     /// A stream file is not whole records.
     StreamLength {
@@ -148,7 +168,7 @@ pub enum ManifestFault {
         /// Index of the variable.
         index: usize,
         /// Why.
-        message: String,
+        source: crate::npy::NpyError,
     },
     /// An input's `.npy` holds another element type than the variable's dtype.
     NpyDtype {
@@ -209,7 +229,17 @@ impl fmt::Display for ManifestFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ManifestFault::Read(e) => write!(f, "cannot read the manifest: {e}"),
-            ManifestFault::Exits { why, .. } => f.write_str(why),
+            ManifestFault::Exits { key, why } => match why {
+                ExitsFault::UnknownEngine => write!(
+                    f,
+                    "unknown engine key `{key}` (expected pe, act, pool, dve or sp)"
+                ),
+                ExitsFault::NotAList => f.write_str("expected a list of byte offsets"),
+                ExitsFault::NotARecordOffset { value, len, engine } => write!(
+                    f,
+                    "`{value}` is not the byte offset of a record of the {len}-byte {engine} stream"
+                ),
+            },
             ManifestFault::Parse(e) => write!(f, "{}", e.to_string().trim_end()),
             ManifestFault::Arch(a) => write!(
                 f,
@@ -245,7 +275,7 @@ impl fmt::Display for ManifestFault {
                 "only input variables take a `file`; a {} variable starts at zero",
                 role.name()
             ),
-            ManifestFault::Npy { message, .. } => f.write_str(message),
+            ManifestFault::Npy { source, .. } => write!(f, "{source}"),
             ManifestFault::NpyDtype {
                 found, expected, ..
             } => write!(
@@ -404,21 +434,15 @@ fn parse(text: &str, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Program, Fa
         program.variables.push(var);
     }
     for (key, value) in &raw.exits {
-        let bad = |why: String| {
+        let bad = |why: ExitsFault| {
             fail(ManifestFault::Exits {
                 key: key.clone(),
                 why,
             })
         };
-        let engine = Engine::from_name(key).ok_or_else(|| {
-            bad(format!(
-                "unknown engine key `{key}` (expected pe, act, pool, dve or sp)"
-            ))
-        })?;
+        let engine = Engine::from_name(key).ok_or_else(|| bad(ExitsFault::UnknownEngine))?;
         let len = program.streams[engine as usize].len();
-        let list = value
-            .as_array()
-            .ok_or_else(|| bad("expected a list of byte offsets".into()))?;
+        let list = value.as_array().ok_or_else(|| bad(ExitsFault::NotAList))?;
         let mut exits = Vec::with_capacity(list.len());
         for v in list {
             let x = v
@@ -426,9 +450,11 @@ fn parse(text: &str, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Program, Fa
                 .and_then(|x| usize::try_from(x).ok())
                 .filter(|&x| x < len && x % crate::limits::RECORD_BYTES == 0)
                 .ok_or_else(|| {
-                    bad(format!(
-                        "`{v}` is not the byte offset of a record of the {len}-byte {engine} stream"
-                    ))
+                    bad(ExitsFault::NotARecordOffset {
+                        value: v.to_string(),
+                        len,
+                        engine,
+                    })
                 })?;
             exits.push(x);
         }
@@ -449,10 +475,10 @@ fn parse(text: &str, dir: &Path, files: &mut Vec<PathBuf>) -> Result<Program, Fa
 /// the variable's dtype use ([`npy_descr`]: bf16 as uint16 bits, fp32r as
 /// float32, fp8 as uint8 bits; either byte order), its shape the variable's.
 fn read_array(path: &Path, v: &Variable, index: usize) -> Result<HostBytes, ManifestFault> {
-    let npy = |message: String| ManifestFault::Npy { index, message };
+    let npy = |source: crate::npy::NpyError| ManifestFault::Npy { index, source };
     let expected = npy_descr(v.dtype);
-    let bytes = std::sync::Arc::new(map_input(path).map_err(|e| npy(e.to_string()))?);
-    let (header, _) = crate::npy::header(path, &bytes).map_err(|e| npy(e.to_string()))?;
+    let bytes = std::sync::Arc::new(map_input(path).map_err(|e| npy(e.into()))?);
+    let (header, _) = crate::npy::header(path, &bytes).map_err(npy)?;
     let want: TypeStr = expected.parse().expect("npy_descr gives valid descrs");
     let (same, found) = match header.dtype() {
         npyz::DType::Plain(ts) => (
@@ -476,6 +502,37 @@ fn read_array(path: &Path, v: &Variable, index: usize) -> Result<HostBytes, Mani
         });
     }
     // The data (byte order and Fortran order handled by `exec`'s reader).
-    let data = parse_npy_input(path, bytes).map_err(|e| npy(e.to_string()))?;
+    let data = parse_npy_input(path, bytes).map_err(npy)?;
     Ok(data.data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each `[exits]` reason prints what the message string it replaced printed.
+    #[test]
+    fn exits_reasons_keep_their_messages() {
+        let msg = |why| {
+            ManifestFault::Exits {
+                key: "pool".into(),
+                why,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            msg(ExitsFault::UnknownEngine),
+            "unknown engine key `pool` (expected pe, act, pool, dve or sp)"
+        );
+        assert_eq!(msg(ExitsFault::NotAList), "expected a list of byte offsets");
+        let engine = Engine::Pool;
+        assert_eq!(
+            msg(ExitsFault::NotARecordOffset {
+                value: "3".into(),
+                len: 128,
+                engine,
+            }),
+            format!("`3` is not the byte offset of a record of the 128-byte {engine} stream")
+        );
+    }
 }

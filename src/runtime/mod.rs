@@ -39,7 +39,7 @@ pub mod timeline;
 pub mod why;
 
 pub use dma::FootprintFault;
-pub use manifest::{ManifestError, ManifestFault};
+pub use manifest::{ExitsFault, ManifestError, ManifestFault};
 pub use program::{Program, Role, Variable, VariableError, VariableFault};
 pub use sched::{
     Blocked, Deadlock, Executed, Machine, PROGRESS_EVERY, RunError, Watch, datapath_work,

@@ -22,8 +22,8 @@ use super::image::DramImage;
 use super::staged::{Cond, Op, Staged, Step, To, Update, Wait};
 use super::timeline::Timeline;
 use crate::device::{
-    BackendError, Begin, Capture, ChipDma, DeviceMemory, DispatchError, DramWindow, End, Executor,
-    HostRange, HostWrite, Trace, Validated, When, Write, dispatch,
+    BackendError, Begin, Capture, ChipDma, ContractFault, DeviceMemory, DispatchError, DramWindow,
+    End, Executor, HostRange, HostWrite, Trace, Validated, When, Write, dispatch,
 };
 use crate::isa::control::DmaMemcpy;
 use crate::isa::enums::Engine;
@@ -699,9 +699,9 @@ impl Machine {
             (true, _) => Ok(()),
             // The backend said it would run every DMA of the variable when
             // it was chosen ([`HeldDram::plan`]).
-            (false, true) => Err(RunError::Backend(BackendError::new(
+            (false, true) => Err(RunError::Backend(BackendError::contract(
                 name,
-                format!("refused a DMA of DRAM it holds ({plan})"),
+                ContractFault::RefusedHeldDma(plan.to_string()),
             ))),
             (false, false) => {
                 // Deferred datapath work must land in the bytes the host

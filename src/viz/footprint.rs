@@ -9,7 +9,7 @@
 //! plus a row of margin on either side, one row per [`Footprint::row_bytes`]
 //! bytes, with the row's starting offset on its left.
 
-use super::{BACKGROUND, VizError, text_at};
+use super::{BACKGROUND, Undrawable, VizError, text_at};
 use crate::isa::enums::Dtype;
 use crate::isa::opcode::OpcodeClass;
 use crate::isa::record::Record;
@@ -137,15 +137,11 @@ fn mark(p: &mut Panel, t: &Tensor4d, loc: Location, dtype: Dtype, bit: u8) -> Re
     Ok(())
 }
 
-fn location(t: &Tensor4d, what: &str) -> Result<Location, VizError> {
+fn location(t: &Tensor4d, what: &'static str) -> Result<Location, VizError> {
     t.addr
         .location()
         .filter(|_| !t.addr.has_mode_bits())
-        .ok_or_else(|| {
-            VizError::NotDrawable(format!(
-                "the {what} address is not an immediate SBUF/PSUM address"
-            ))
-        })
+        .ok_or(VizError::NotDrawable(Undrawable::Address(what)))
 }
 
 /// The footprint of `r` on `arch`: only Pool and MaxPoolSelect records are
@@ -153,10 +149,7 @@ fn location(t: &Tensor4d, what: &str) -> Result<Location, VizError> {
 /// ([`VizError::Invalid`], from [`crate::isa::validate::check`] for the POOL engine).
 pub fn footprint(r: &Record, arch: Arch) -> Result<Footprint, VizError> {
     if r.opcode().class() != OpcodeClass::S4d4Pl {
-        return Err(VizError::NotDrawable(format!(
-            "{} is not a Pool or MaxPoolSelect record",
-            r.opcode()
-        )));
+        return Err(VizError::NotDrawable(Undrawable::NotPool(r.opcode())));
     }
     check(r, Target::pool(arch)).map_err(VizError::Invalid)?;
     let p = S4d4Pl::decode(r);

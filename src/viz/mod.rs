@@ -110,8 +110,8 @@ pub enum VizError {
     #[error(transparent)]
     Npy(#[from] NpyError),
     /// The record is not one that can be drawn (not Pool/MaxPoolSelect).
-    #[error("{0}")]
-    NotDrawable(String),
+    #[error(transparent)]
+    NotDrawable(Undrawable),
     /// The record fails validation for the POOL engine.
     #[error("invalid record: {pred} ({0})", pred = .0.predicate())]
     Invalid(crate::isa::validate::Fail),
@@ -123,6 +123,18 @@ pub enum VizError {
         /// Why.
         why: String,
     },
+}
+
+/// Why a record's footprint cannot be drawn ([`VizError::NotDrawable`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Undrawable {
+    /// Not a Pool or MaxPoolSelect record.
+    #[error("{0} is not a Pool or MaxPoolSelect record")]
+    NotPool(crate::isa::Opcode),
+    /// An operand whose address is not an immediate SBUF/PSUM address.
+    #[error("the {0} address is not an immediate SBUF/PSUM address")]
+    Address(&'static str),
 }
 
 /// A tensor cut into planes.

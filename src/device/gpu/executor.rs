@@ -25,7 +25,8 @@ use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};
 use crate::device::{
-    BackendError, Begin, Capture, End, Executor, HostRange, HostWrite, Resident, When, Write,
+    BackendError, Begin, Capture, ContractFault, End, Executor, HostRange, HostWrite, Resident,
+    When, Write,
 };
 use crate::isa::tensor::Region;
 use crate::limits::{Arch, PARTITIONS};
@@ -466,7 +467,7 @@ impl GpuExecutor {
 }
 
 fn backend(e: DeviceError) -> BackendError {
-    BackendError::new("gpu", e.to_string())
+    BackendError::Gpu(e)
 }
 
 impl Executor for GpuExecutor {
@@ -476,7 +477,10 @@ impl Executor for GpuExecutor {
 
     fn execute(&mut self, op: &Op, mem: &mut DeviceMemory) -> Result<(), BackendError> {
         if mem.arch() != self.memory.arch() {
-            return Err(BackendError::new("gpu", "memory of another generation"));
+            return Err(BackendError::contract(
+                "gpu",
+                ContractFault::OtherGeneration,
+            ));
         }
         if !fits_loop_budget(op, &self.cx) {
             return self.execute_on_host(op, mem);
@@ -552,7 +556,7 @@ impl Resident for GpuExecutor {
         let mut scratch = Vec::new();
         for (k, c) in captures.iter().enumerate() {
             let p = pending.iter_mut().find(|p| p.id == c.0).ok_or_else(|| {
-                BackendError::new("gpu", format!("capture {} is not pending", c.0))
+                BackendError::contract("gpu", ContractFault::CaptureNotPending(c.0))
             })?;
             // Nothing touched memory since this capture: its bytes are
             // what the run leaves there, so the host needs not read them
@@ -580,8 +584,10 @@ impl Resident for GpuExecutor {
                 Held::Batch(i) => deliver(gather(batches[i].bytes(), &p.parts, &mut scratch)),
                 // Every capture was submitted above: a second ask for one.
                 Held::Queued | Held::Own(_) => {
-                    let why = format!("capture {} is collected twice", c.0);
-                    return Err(BackendError::new("gpu", why));
+                    return Err(BackendError::contract(
+                        "gpu",
+                        ContractFault::CaptureTwice(c.0),
+                    ));
                 }
             }
         }
@@ -652,7 +658,7 @@ impl Resident for GpuExecutor {
         } else if held.is_empty() {
             Ok(())
         } else {
-            Err(BackendError::new("gpu", "holds no DRAM"))
+            Err(BackendError::contract("gpu", ContractFault::HoldsNoDram))
         };
         // A run whose held DRAM did not come back reads memory back.
         let done = self.end_run(mem, end == End::ReadBack || released.is_err());
