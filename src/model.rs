@@ -118,6 +118,18 @@ pub enum ModelError {
     /// The run stopped: a deadlock, a spent budget, a backend failure (exit 1).
     #[error(transparent)]
     Run(#[from] RunError),
+    /// `why` on another backend than the CPU reference: an output of that
+    /// backend's run differs from the CPU reference's (exit 1).
+    #[error(
+        "output `{output}` differs from the CPU reference's on the {backend} backend; `why` \
+         explains the CPU reference's bytes only (run with --backend cpu)"
+    )]
+    Disagrees {
+        /// The output variable.
+        output: String,
+        /// The backend whose run differs.
+        backend: &'static str,
+    },
 }
 
 /// A program to run: a NEFF (read whole and checked, SPEC-NEFF §6) or a

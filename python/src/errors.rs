@@ -154,6 +154,7 @@ impl From<ModelError> for Failure {
             ModelError::Name(m) => Failure::new(Family::Usage, m),
             ModelError::Invalid(m) => Failure::new(Family::Invalid, m),
             ModelError::Run(r) => Failure::new(Family::Exec, r.to_string()),
+            e @ ModelError::Disagrees { .. } => Failure::new(Family::Exec, e.to_string()),
         }
     }
 }

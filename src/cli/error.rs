@@ -264,7 +264,7 @@ fn model_exit(e: &ModelError) -> Exit {
         ModelError::Load(_) | ModelError::Input(_) => Exit::BadInput,
         ModelError::Name(_) => Exit::Usage,
         ModelError::Invalid(_) => Exit::Invalid,
-        ModelError::Run(_) => Exit::Exec,
+        ModelError::Run(_) | ModelError::Disagrees { .. } => Exit::Exec,
     }
 }
 
@@ -388,6 +388,14 @@ mod tests {
             (ModelError::Name("x".into()).into(), Exit::Usage),
             (ModelError::Invalid("x".into()).into(), Exit::Invalid),
             (ModelError::Run(run()).into(), Exit::Exec),
+            (
+                ModelError::Disagrees {
+                    output: "y".into(),
+                    backend: "gpu",
+                }
+                .into(),
+                Exit::Exec,
+            ),
             (NpyError::File(file(false)).into(), Exit::BadInput),
             (NpyError::File(file(true)).into(), Exit::Usage),
             (

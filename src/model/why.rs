@@ -127,16 +127,10 @@ pub fn why(
     if let Some(plain) = &plain {
         for (t, bytes) in plain.outputs() {
             if tracked.output(&t.name) != Some(bytes) {
-                return Err(ModelError::Run(crate::runtime::RunError::Backend(
-                    crate::device::BackendError::new(
-                        exec.name(),
-                        format!(
-                            "output `{}` differs from the CPU reference's; `why` explains \
-                             the CPU reference's bytes only (run with --backend cpu)",
-                            t.name
-                        ),
-                    ),
-                )));
+                return Err(ModelError::Disagrees {
+                    output: t.name.clone(),
+                    backend: exec.name(),
+                });
             }
         }
     }
