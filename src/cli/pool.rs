@@ -393,6 +393,7 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
             warnings: Vec::new(),
             output_files: vec![("y".into(), a.output.display().to_string())],
             why_source: None,
+            ..Default::default()
         };
         outs.write_with(path, &mut |w| {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, w);

@@ -269,7 +269,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         data.insert(name.clone(), npy.data);
     }
     let prepared = model.prepare(&data)?;
-    drop(data);
+    // Kept for the report's provenance runs only.
+    let why_inputs = args.report.is_some().then_some(data);
     for sn in &snaps {
         let n = prepared.staged().records(sn.engine);
         if sn.index >= n {
@@ -368,7 +369,16 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 &mut value_budget,
             )?);
         }
+        let (provenance, provenance_note) = report_provenance(
+            &model,
+            why_inputs.as_ref().unwrap_or(&HashMap::new()),
+            &finished,
+            exec.name(),
+            &opts,
+        );
         let summary = viz::report::Summary {
+            provenance,
+            provenance_note,
             source: args.manifest.display().to_string(),
             command: command_line(),
             backend: backend.describe(),
@@ -470,6 +480,82 @@ fn planned_outputs(model: &Model, args: &RunArgs) -> Vec<(String, PathBuf)> {
         outputs.push(named("--report", r));
     }
     outputs
+}
+
+/// The provenance chains of every output element of a small run
+/// (`tpb-emu why`'s text, from the same library code: [`crate::model::why::why_many`]),
+/// or why not (the page's note).
+fn report_provenance(
+    model: &Model,
+    inputs: &HashMap<String, crate::files::HostBytes>,
+    finished: &crate::model::Finished,
+    backend: &'static str,
+    opts: &RunOptions,
+) -> (Option<viz::report::Provenance>, String) {
+    let elements: u64 = finished
+        .outputs()
+        .map(|(t, _)| t.shape.iter().product::<u64>())
+        .sum();
+    let records = finished.machine().total_executed();
+    if elements > viz::report::MAX_WHY_ELEMENTS {
+        return (
+            None,
+            format!(
+                "the outputs have {elements} elements; the report precomputes chains for at most {}",
+                viz::report::MAX_WHY_ELEMENTS
+            ),
+        );
+    }
+    if records > viz::report::MAX_WHY_RECORDS {
+        return (
+            None,
+            format!(
+                "the run executed {records} records; the report precomputes chains for at most {}",
+                viz::report::MAX_WHY_RECORDS
+            ),
+        );
+    }
+    let mut asked = Vec::new();
+    for (t, _) in finished.outputs() {
+        let n: u64 = t.shape.iter().product();
+        for flat in 0..n {
+            let mut index = vec![0; t.shape.len()];
+            let mut rest = flat;
+            for (a, &d) in t.shape.iter().enumerate().rev() {
+                index[a] = rest % d;
+                rest /= d;
+            }
+            asked.push((t.name.clone(), index));
+        }
+    }
+    let outputs: Option<Vec<(String, Vec<u8>)>> = (backend != "cpu").then(|| {
+        finished
+            .outputs()
+            .map(|(t, b)| (t.name.clone(), b.to_vec()))
+            .collect()
+    });
+    let why_opts = RunOptions {
+        max_records: opts.max_records,
+        max_work: opts.max_work,
+        ..RunOptions::default()
+    };
+    match crate::model::why::why_many(
+        model,
+        inputs,
+        &asked,
+        backend,
+        outputs.as_deref(),
+        &why_opts,
+    ) {
+        Ok(all) => {
+            let mut p = viz::report::Provenance::default();
+            for ((name, _), w) in asked.iter().zip(&all) {
+                p.push(name, &w.text());
+            }
+            (Some(p), String::new())
+        }
+        Err(e) => (None, format!("precomputing the chains failed: {e}")),
+    }
 }
 
 /// A variable's picture for the report.

@@ -18,7 +18,6 @@ use crate::limits::Arch;
 use crate::model::why::{Why, why};
 use crate::model::{LoadOptions, Model, RunOptions, is_neff};
 use crate::npy::read_npy;
-use crate::runtime::why::{Link, Writer};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
@@ -115,78 +114,5 @@ fn print(w: &Why, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
         let line = serde_json::to_string(w).map_err(std::io::Error::other)?;
         return writeln!(out, "{line}");
     }
-    writeln!(
-        out,
-        "why {} ({} records; backend {}{})",
-        w.element,
-        w.records,
-        w.backend,
-        if w.checked_against_cpu {
-            ", outputs equal to the CPU reference's, which tracked the writes"
-        } else {
-            ""
-        }
-    )?;
-    for link in &w.chain {
-        print_link(link, out)?;
-    }
-    Ok(())
-}
-
-fn print_link(link: &Link, out: &mut dyn Write) -> std::io::Result<()> {
-    let e = &link.element;
-    writeln!(
-        out,
-        "{} = {} ({}, bits {}) after {} records",
-        e.name,
-        e.value,
-        e.dtype.as_deref().unwrap_or("raw"),
-        e.bits,
-        e.after_records
-    )?;
-    match &link.writer {
-        Writer::Record {
-            engine,
-            index,
-            offset,
-            seq,
-            disasm,
-            op,
-            note,
-            sources,
-            more_sources,
-            winner,
-            followed,
-            ..
-        } => {
-            writeln!(
-                out,
-                "  written by {engine} record {index} (byte offset {offset}; record {seq} of the run): {op}"
-            )?;
-            writeln!(out, "    {disasm}")?;
-            writeln!(out, "    {note}")?;
-            for (i, s) in sources.iter().enumerate() {
-                let mark = if *winner == Some(i) {
-                    "  <- won"
-                } else if *followed == Some(i) {
-                    "  <- followed"
-                } else {
-                    ""
-                };
-                writeln!(
-                    out,
-                    "    {}: {} = {} [{}]{mark}",
-                    s.label, s.element.name, s.element.value, s.written_by
-                )?;
-            }
-            if *more_sources > 0 {
-                writeln!(out, "    … and {more_sources} more sources")?;
-            }
-        }
-        Writer::Input { variable } => {
-            writeln!(out, "  input `{variable}`, as the run started")?;
-        }
-        Writer::Never { what } | Writer::Limit { what } => writeln!(out, "  {what}")?,
-    }
-    Ok(())
+    out.write_all(w.text().as_bytes())
 }

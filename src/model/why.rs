@@ -12,10 +12,11 @@
 use super::{Model, ModelError, Prepared, RunOptions};
 use crate::device::{CpuExecutor, Executor, NoTrace};
 use crate::files::HostBytes;
-use crate::runtime::why::{self, Link, Mem, Place, VarInfo, Writes};
+use crate::runtime::why::{self, Link, Mem, Place, VarInfo, Writer, Writes};
 use crate::runtime::{Executed, Machine};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
 /// What `why` found.
@@ -98,7 +99,7 @@ pub fn why(
     exec: &mut dyn Executor,
     opts: &RunOptions,
 ) -> Result<Why, ModelError> {
-    let (off, size) = element_place(model, output, index)?;
+    element_place(model, output, index)?;
     let on_cpu = exec.name() == "cpu";
     let plain = if on_cpu {
         None
@@ -109,6 +110,40 @@ pub fn why(
                 .run(exec, opts, &mut NoTrace, &mut |_| ())?,
         )
     };
+    let outputs: Option<Vec<(String, Vec<u8>)>> = plain.as_ref().map(|p| {
+        p.outputs()
+            .map(|(t, b)| (t.name.clone(), b.to_vec()))
+            .collect()
+    });
+    let mut all = why_many(
+        model,
+        inputs,
+        &[(output.to_string(), index.to_vec())],
+        exec.name(),
+        outputs.as_deref(),
+        opts,
+    )?;
+    Ok(all.remove(0))
+}
+
+/// Explains each of `elements` (output name and index, checked with
+/// [`element_place`]) with one tracking run and one value run on the CPU
+/// reference, whatever their number: the chains `why` gives one by one.
+/// `backend` names the backend whose outputs are explained; where it is not
+/// the CPU, `outputs` are that backend's outputs (by name), which must equal
+/// the CPU reference's bit for bit ([`ModelError::Disagrees`]).
+pub fn why_many(
+    model: &Model,
+    inputs: &HashMap<String, HostBytes>,
+    elements: &[(String, Vec<u64>)],
+    backend: &'static str,
+    outputs: Option<&[(String, Vec<u8>)]>,
+    opts: &RunOptions,
+) -> Result<Vec<Why>, ModelError> {
+    let places = elements
+        .iter()
+        .map(|(n, i)| element_place(model, n, i))
+        .collect::<Result<Vec<_>, _>>()?;
     // The tracking run, on the CPU reference.
     let mut cpu = CpuExecutor::default();
     let mut writes = Writes::default();
@@ -124,30 +159,34 @@ pub fn why(
             Ok(ControlFlow::Continue(()))
         },
     )?;
-    if let Some(plain) = &plain {
-        for (t, bytes) in plain.outputs() {
-            if tracked.output(&t.name) != Some(bytes) {
+    if let Some(plain) = outputs {
+        for (name, bytes) in plain {
+            if tracked.output(name) != Some(bytes.as_slice()) {
                 return Err(ModelError::Disagrees {
-                    output: t.name.clone(),
-                    backend: exec.name(),
+                    output: name.clone(),
+                    backend,
                 });
             }
         }
     }
-    let var = vars
-        .iter()
-        .find(|v| v.name == output)
-        .ok_or_else(|| ModelError::Name(format!("{output}: not a DRAM variable of the run")))?;
-    let dtype = var.dtype;
-    let root = Place {
-        mem: Mem::Dram as u8,
-        at: var.base + off,
-        len: size,
-    };
     let staged = tracked.machine().staged();
-    let mut tree = why::trace(staged, &writes, vars.clone(), root, dtype);
+    let mut trees = Vec::with_capacity(elements.len());
+    for ((output, _), &(off, size)) in elements.iter().zip(&places) {
+        let var = vars
+            .iter()
+            .find(|v| &v.name == output)
+            .ok_or_else(|| ModelError::Name(format!("{output}: not a DRAM variable of the run")))?;
+        let root = Place {
+            mem: Mem::Dram as u8,
+            at: var.base + off,
+            len: size,
+        };
+        trees.push(why::trace(staged, &writes, vars.clone(), root, var.dtype));
+    }
     // The values: a second CPU run, reading each capture after its point.
-    let captures = tree.captures();
+    let mut captures: Vec<(u64, Place)> = trees.iter().flat_map(why::Tree::captures).collect();
+    captures.sort();
+    captures.dedup();
     let mut got: HashMap<(u64, Place), Vec<u8>> = HashMap::new();
     let prepared = model.prepare(inputs)?;
     let read_at = |m: &Machine, p: Place| -> Vec<u8> {
@@ -201,14 +240,105 @@ pub fn why(
             Err(e) => return Err(e),
         }
     }
-    tree.fill(&|t, p| got.get(&(t, p)).cloned().unwrap_or_default());
-    let chain = tree.chain(staged);
-    let idx: Vec<String> = index.iter().map(u64::to_string).collect();
-    Ok(Why {
-        element: format!("{output}[{}]", idx.join(",")),
-        backend: exec.name().to_string(),
-        checked_against_cpu: !on_cpu,
-        records: writes.len(),
-        chain,
-    })
+    let mut out = Vec::with_capacity(trees.len());
+    for ((output, index), mut tree) in elements.iter().zip(trees) {
+        tree.fill(&|t, p| got.get(&(t, p)).cloned().unwrap_or_default());
+        let idx: Vec<String> = index.iter().map(u64::to_string).collect();
+        out.push(Why {
+            element: format!("{output}[{}]", idx.join(",")),
+            backend: backend.to_string(),
+            checked_against_cpu: backend != "cpu",
+            records: writes.len(),
+            chain: tree.chain(staged),
+        });
+    }
+    Ok(out)
+}
+
+impl Why {
+    /// The chain as `tpb-emu why` prints it (without `--json`): one
+    /// element per line with its writer's lines under it.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        self.write_text(&mut s).expect("writing to a String");
+        s
+    }
+
+    fn write_text(&self, out: &mut String) -> std::fmt::Result {
+        let w = self;
+        writeln!(
+            out,
+            "why {} ({} records; backend {}{})",
+            w.element,
+            w.records,
+            w.backend,
+            if w.checked_against_cpu {
+                ", outputs equal to the CPU reference's, which tracked the writes"
+            } else {
+                ""
+            }
+        )?;
+        for link in &w.chain {
+            write_link(link, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_link(link: &Link, out: &mut String) -> std::fmt::Result {
+    let e = &link.element;
+    writeln!(
+        out,
+        "{} = {} ({}, bits {}) after {} records",
+        e.name,
+        e.value,
+        e.dtype.as_deref().unwrap_or("raw"),
+        e.bits,
+        e.after_records
+    )?;
+    match &link.writer {
+        Writer::Record {
+            engine,
+            index,
+            offset,
+            seq,
+            disasm,
+            op,
+            note,
+            sources,
+            more_sources,
+            winner,
+            followed,
+            ..
+        } => {
+            writeln!(
+                out,
+                "  written by {engine} record {index} (byte offset {offset}; record {seq} of the run): {op}"
+            )?;
+            writeln!(out, "    {disasm}")?;
+            writeln!(out, "    {note}")?;
+            for (i, s) in sources.iter().enumerate() {
+                let mark = if *winner == Some(i) {
+                    "  <- won"
+                } else if *followed == Some(i) {
+                    "  <- followed"
+                } else {
+                    ""
+                };
+                writeln!(
+                    out,
+                    "    {}: {} = {} [{}]{mark}",
+                    s.label, s.element.name, s.element.value, s.written_by
+                )?;
+            }
+            if *more_sources > 0 {
+                writeln!(out, "    … and {more_sources} more sources")?;
+            }
+        }
+        Writer::Input { variable } => {
+            writeln!(out, "  input `{variable}`, as the run started")?;
+        }
+        Writer::Never { what } | Writer::Limit { what } => writeln!(out, "  {what}")?,
+    }
+    Ok(())
 }

@@ -25,7 +25,8 @@
 //!   that draw it.
 //!
 //! Element provenance (which record wrote a value, issue #36's `tpb-emu why`)
-//! is not precomputed: a clicked pixel gives the `tpb-emu why` command that
+//! is precomputed for small runs ([`Provenance`], [`MAX_WHY_ELEMENTS`],
+//! [`MAX_WHY_RECORDS`]); otherwise a clicked pixel gives the `tpb-emu why` command that
 //! prints it ([`Summary::why_source`]).
 //!
 //! A report is written only by a command that succeeds, like every other
@@ -66,6 +67,52 @@ pub const VALUE_BUDGET: usize = 8 << 20;
 /// order); the page gives the command for the others.
 pub const MAX_FOOTPRINTS: usize = 256;
 
+/// The most output elements, all outputs together, whose provenance chains
+/// (`tpb-emu why`'s text) a `run --report` precomputes. Each element costs
+/// one provenance tree (the two CPU runs that record the writes and read the
+/// values are shared by all); 4096 covers `examples/program` (two outputs of
+/// 128×4×4 elements) and keeps the work and the page small (a line repeated
+/// between chains is stored once). Larger outputs get the
+/// `why` command instead.
+pub const MAX_WHY_ELEMENTS: u64 = 4096;
+
+/// The most records a run may have executed for its report to precompute
+/// provenance: the two extra CPU runs cost about what the run itself does,
+/// and a 100,000-record run's report should stay within 2× a plain run.
+pub const MAX_WHY_RECORDS: u64 = 10_000;
+
+/// Precomputed provenance: each output element's chain as `tpb-emu why`
+/// prints it, its lines interned.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Provenance {
+    /// Every distinct line (without its newline), once.
+    lines: Vec<String>,
+    /// Per output, per element (flat, C order), its lines' indices.
+    chains: HashMap<String, Vec<Vec<u32>>>,
+    #[serde(skip)]
+    seen: HashMap<String, u32>,
+}
+
+impl Provenance {
+    /// Adds the next element (in C order) of `output`: `text`, a `why`
+    /// chain as printed (lines ending in newlines).
+    pub fn push(&mut self, output: &str, text: &str) {
+        let ids = text
+            .lines()
+            .map(|l| {
+                if let Some(&i) = self.seen.get(l) {
+                    return i;
+                }
+                let i = self.lines.len() as u32;
+                self.lines.push(l.to_string());
+                self.seen.insert(l.to_string(), i);
+                i
+            })
+            .collect();
+        self.chains.entry(output.to_string()).or_default().push(ids);
+    }
+}
+
 /// The most slices the page draws (records, waits, transfers, in time
 /// order per track); past it the page says how many it left out.
 pub const MAX_DRAWN_SLICES: usize = 400_000;
@@ -99,6 +146,11 @@ pub struct Summary {
     /// program or model and its `--input NAME=FILE` flags: [`shell_word`]);
     /// `None` where `why` cannot rerun it (`pool`).
     pub why_source: Option<String>,
+    /// The output elements' provenance chains, where precomputed.
+    pub provenance: Option<Provenance>,
+    /// Why provenance was not precomputed (shown with the `why` command),
+    /// or empty.
+    pub provenance_note: String,
 }
 
 /// Whether a variable was an input or an output of the run.
@@ -1150,6 +1202,12 @@ fn write_data(
     j.raw(",");
     j.key("footprints_drawable");
     j.num(drawable as u64);
+    j.raw(",");
+    j.key("why");
+    j.serde(&summary.provenance)?;
+    j.raw(",");
+    j.key("why_note");
+    j.str(&summary.provenance_note);
     j.raw(",");
     j.key("pictures");
     j.serde(&pictures)?;

@@ -85,6 +85,31 @@ fn text_after<'a>(html: &'a str, start: &str) -> &'a str {
     &rest[..rest.find('<').unwrap_or(rest.len())]
 }
 
+/// The provenance chain the page shows for the picked element, as text.
+fn picked_chain(dom: &str) -> String {
+    let start = "<pre class=\"why-chain\">";
+    let i = dom
+        .find(start)
+        .unwrap_or_else(|| panic!("no precomputed chain in the DOM"));
+    let rest = &dom[i + start.len()..];
+    rest[..rest.find("</pre>").expect("</pre>")]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+/// What `tpb-emu why ARGS` prints.
+fn why_text(args: &[&str]) -> String {
+    let mut all = vec!["why"];
+    all.extend_from_slice(args);
+    let o = tpb(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
 /// The checks of a file that do not need a browser: self-contained.
 fn check_file(html: &str) {
     for attr in ["src", "href"] {
@@ -230,12 +255,40 @@ fn manifest_and_neff_reports(backend: &str) {
             "y_avg[0,1] is {} in the .npy, the page says {value}",
             y[1]
         );
+        // A small run: the clicked element's provenance is precomputed, the
+        // text `tpb-emu why` prints for it.
+        assert_eq!(
+            picked_chain(&dom),
+            why_text(&[
+                "examples/program/program.toml",
+                "y_avg[0,1]",
+                "--backend",
+                backend
+            ])
+        );
+        let url = format!(
+            "file://{}#pick=y_max:3,1",
+            std::fs::canonicalize(&report).unwrap().display()
+        );
+        let dom = browse(b, &d.path().join("profile"), &url, &["--dump-dom"]);
+        let chain = picked_chain(&dom);
+        assert_eq!(
+            chain,
+            why_text(&[
+                "examples/program/program.toml",
+                "y_max[3,1]",
+                "--backend",
+                backend
+            ])
+        );
+        // By hand: y_max[3,1] is the max of lane 3's window of rows 2-3,
+        // columns 2-3 of the 4x4 map, the last of which (x[3,7]) wins.
+        assert!(chain.starts_with("why y_max[3,1] ("), "{chain}");
+        assert!(chain.contains("Pool max"), "{chain}");
+        assert!(chain.contains("src: x[3,7] = "), "{chain}");
         assert!(
-            dom.contains(
-                "provenance: not precomputed \u{2014} run <code class=\"why\">\
-                 tpb-emu why examples/program/program.toml 'y_avg[0,1]'</code>"
-            ),
-            "the why command of the clicked element"
+            chain.ends_with("  input `x`, as the run started\n"),
+            "{chain}"
         );
     }
 
@@ -275,11 +328,18 @@ fn manifest_and_neff_reports(backend: &str) {
             std::fs::canonicalize(&report).unwrap().display()
         );
         let dom = browse(b, &d.path().join("profile"), &url, &["--dump-dom"]);
-        let why = format!(
-            "run <code class=\"why\">tpb-emu why {} --input x=examples/program/x.npy 'y_max[127,3]'</code>",
-            s(&neff)
+        // The NEFF's chains are precomputed too.
+        assert_eq!(
+            picked_chain(&dom),
+            why_text(&[
+                s(&neff),
+                "y_max[127,3]",
+                "--input",
+                "x=examples/program/x.npy",
+                "--backend",
+                backend
+            ])
         );
-        assert!(dom.contains(&why), "{why}");
         let shot = d.path().join("report.png");
         browse(
             b,

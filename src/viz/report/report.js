@@ -322,9 +322,16 @@
       html += "not embedded in this report (over its budget)" + (file ?
         "; read it with <code>" + esc("python3 -c \"import numpy as np; print(np.load('" + file + "')[" + idx.join(",") + "])\"") + "</code>" : "");
     }
-    html += "<br>provenance: not precomputed \u2014 " + (D.why_command ?
-      "run <code class=\"why\">" + esc(D.why_command.replace("{elem}", elem)) + "</code>" :
-      "<code>tpb-emu why</code> reruns programs and NEFFs, not this command");
+    var chain = D.why && D.why.chains[p.name] && D.why.chains[p.name][flat];
+    if (chain) {
+      var lines = chain.map(function (i) { return D.why.lines[i] + "\n"; }).join("");
+      html += "<br>provenance (as <code>tpb-emu why</code> prints it):<pre class=\"why-chain\">" + esc(lines) + "</pre>";
+    } else {
+      html += "<br>provenance: not precomputed \u2014 " + (D.why_command ?
+        "run <code class=\"why\">" + esc(D.why_command.replace("{elem}", elem)) + "</code>" :
+        "<code>tpb-emu why</code> reruns programs and NEFFs, not this command") +
+        (D.why_note ? " (" + esc(D.why_note) + ")" : "");
+    }
     out.innerHTML = html;
     out.setAttribute("data-index", idx.join(","));
   }
