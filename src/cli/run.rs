@@ -28,7 +28,9 @@
 //! busy and waiting cycles (TL-1), with or without it (the recorder is
 //! attached only for `--json` or `--timeline`).
 //! `--report FILE.html` also writes the run report, one self-contained HTML
-//! page ([`crate::viz::report`], docs/debugging.md). Like every output it is
+//! page ([`crate::viz::report`], docs/debugging.md); for a small run it holds
+//! every output element's `why` chain (two more CPU runs,
+//! [`crate::model::why::why_many`]). Like every output it is
 //! written only when the whole command succeeds: a run that fails (exit 1,
 //! 3, 4, …) leaves no report, so the report's exit status is always 0.
 //! `--snapshot ENGINE:N=DIR` (repeatable) writes SBUF, PSUM and every DRAM

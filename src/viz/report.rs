@@ -1320,4 +1320,21 @@ mod tests {
         assert_eq!((p.planes, p.geometry.planes, p.stride), (8, 4, 1));
         assert!(p.values.is_some());
     }
+
+    #[test]
+    fn provenance_interns_repeated_lines_and_keeps_each_chain() {
+        let mut p = Provenance::default();
+        p.push("y", "why y[0]\nx[0] = 1\n  input `x`, as the run started\n");
+        p.push("y", "why y[1]\nx[0] = 1\n  input `x`, as the run started\n");
+        assert_eq!(p.lines.len(), 4, "{:?}", p.lines);
+        assert_eq!(p.chains["y"], vec![vec![0, 1, 2], vec![3, 1, 2]]);
+        let text: String = p.chains["y"][1]
+            .iter()
+            .map(|&i| format!("{}\n", p.lines[i as usize]))
+            .collect();
+        assert_eq!(
+            text,
+            "why y[1]\nx[0] = 1\n  input `x`, as the run started\n"
+        );
+    }
 }
