@@ -7,10 +7,11 @@
 //! `docs/conventions.md` for every emulator convention (EC-n).
 //!
 //! The command line (`tpb-emu`) is the crate's binary, not part of this
-//! library. The GPU backend (`gpu` feature: wgpu) and the PNG pictures
-//! (`png` feature: [`viz`]) are optional; with `default-features = false`
-//! the library is the ISA layer, the CPU device, programs, NEFF files and
-//! the front end, with none of the GPU or image dependencies.
+//! library. Every layer above the device is a feature, all on by default:
+//! `program` (files, `.npy`, manifests and the runtime, the front end),
+//! `neff` (NEFF files and the model API), `gpu` (the wgpu backend) and `png`
+//! (the pictures, `viz`). With `default-features = false` the library is the
+//! ISA layer and the CPU device alone ([`limits`], [`isa`], [`device`]).
 //!
 //! ```
 //! use tpb_emu::{Arch, Target, check, records};
@@ -24,13 +25,19 @@
 //! ```
 
 pub mod device;
+#[cfg(feature = "program")]
 pub mod files;
+#[cfg(feature = "program")]
 pub mod frontend;
 pub mod isa;
 pub mod limits;
+#[cfg(feature = "neff")]
 pub mod model;
+#[cfg(feature = "neff")]
 pub mod neff;
+#[cfg(feature = "program")]
 pub mod npy;
+#[cfg(feature = "program")]
 pub mod runtime;
 #[cfg(feature = "png")]
 pub mod viz;
