@@ -8,7 +8,7 @@
 //! order through the POOL engine's kernel table ([`dispatch`]), which turns it
 //! into a typed [`Op`] ([`ops`]) for an [`Executor`] ([`exec`], the backend
 //! contract): [`CpuExecutor`] is the reference ([`cpu`], one module per kernel
-//! family); the GPU backend ([`gpu`]) implements the same trait and must give
+//! family); the GPU backend (`gpu`, feature `gpu`) implements the same trait and must give
 //! the same bits, using the same conversions ([`convert`]).
 
 pub mod convert;
