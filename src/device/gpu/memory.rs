@@ -449,9 +449,9 @@ const PARALLEL_UPLOAD: u64 = 4 << 20;
 type Piece<'a> = (usize, &'a [u8]);
 
 /// Writes `pieces` (sorted by offset, covering `total` bytes) into the
-/// mapped `buffer` from byte `offset`: large uploads in two halves on two
-/// threads when the host has them (each half its own mapped view; a view
-/// starts at a multiple of 8 bytes).
+/// mapped `buffer` from byte `offset`: large uploads in two halves, two
+/// tasks on rayon's pool, when the host has two threads (each half its own
+/// mapped view; a view starts at a multiple of 8 bytes).
 fn fill(
     buffer: &wgpu::Buffer,
     offset: u64,
@@ -484,15 +484,9 @@ fn fill(
     };
     let (a, b) = pieces.split_at(i);
     let from = b[0].0;
-    std::thread::scope(|sc| {
-        let other = sc.spawn(|| write(from, total, b));
-        let mine = write(0, from, a);
-        mine.and(
-            other
-                .join()
-                .unwrap_or_else(|_| Err(DeviceError::Validation("upload thread panicked".into()))),
-        )
-    })
+    // Two tasks on rayon's pool, not a thread started per upload.
+    let (mine, other) = rayon::join(|| write(0, from, a), || write(from, total, b));
+    mine.and(other)
 }
 
 /// `spans` moved `by` bytes on in their staging buffer.
