@@ -34,12 +34,14 @@
 
 use super::{MontageGeometry, Planes, VizError, montage, montage_geometry, png_bytes};
 use crate::device::Op as DeviceOp;
+use crate::isa::Record;
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::text::disasm_record;
 use crate::limits::Arch;
 use crate::runtime::Machine;
 use crate::runtime::staged::{Cond, Op, Step, To, Update, Wait};
 use crate::runtime::timeline::{SliceKind, Track, cost, record_cycles};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -375,75 +377,24 @@ pub fn base64_into(out: &mut String, bytes: &[u8]) {
     out.push_str(std::str::from_utf8(&o).expect("base64 is ASCII"));
 }
 
-/// A word-at-a-time multiplicative hash (rustc's Fx): the interning table
-/// hashes 200,000 strings for 100,000 records, where SipHash's resistance
-/// to chosen keys buys nothing.
-#[derive(Default)]
-struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-            h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        for &b in words.remainder() {
-            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        self.0 = h;
-    }
-    fn write_u64(&mut self, n: u64) {
-        // The table's keys are already hashes.
-        self.0 = n;
-    }
-}
-
 /// Interned strings: records repeat their disassembly and actions. The
-/// strings are borrowed (from the chunks' texts), never copied: the table
-/// maps a hash to the first string with it, `next` chains the others.
+/// strings are borrowed (from the chunks' texts), never copied. FxHash
+/// (rustc-hash): the table hashes 200,000 strings for 100,000 records, where
+/// SipHash's resistance to chosen keys buys nothing.
 #[derive(Default)]
 struct Strings<'a> {
-    first: HashMap<u64, u32, std::hash::BuildHasherDefault<Fx>>,
-    next: Vec<u32>,
+    ids: FxHashMap<&'a str, u32>,
     list: Vec<&'a str>,
 }
 
 impl<'a> Strings<'a> {
-    /// The index of `s`, whose [`fx`] hash is `h`.
-    fn id(&mut self, s: &'a str, h: u64) -> u32 {
-        let new = self.list.len() as u32;
-        let mut i = *self.first.entry(h).or_insert(new);
-        if i != new {
-            loop {
-                if self.list[i as usize] == s {
-                    return i;
-                }
-                match self.next[i as usize] {
-                    u32::MAX => {
-                        self.next[i as usize] = new;
-                        break;
-                    }
-                    n => i = n,
-                }
-            }
-        }
-        self.next.push(u32::MAX);
-        self.list.push(s);
-        new
+    /// The index of `s`.
+    fn id(&mut self, s: &'a str) -> u32 {
+        *self.ids.entry(s).or_insert_with(|| {
+            self.list.push(s);
+            self.list.len() as u32 - 1
+        })
     }
-}
-
-/// `s`'s [`Fx`] hash.
-fn fx(s: &str) -> u64 {
-    use std::hash::Hasher;
-    let mut h = Fx::default();
-    h.write(s.as_bytes());
-    h.finish()
 }
 
 /// `s` escaped for a JSON string inside the page's script element (`<` as
@@ -486,8 +437,7 @@ fn json_escape_into(out: &mut String, s: &str) {
 /// branch's target depends on where the record is: branches share nothing).
 #[derive(Default)]
 struct Classes<'a> {
-    first: HashMap<u64, u32, std::hash::BuildHasherDefault<Fx>>,
-    next: Vec<u32>,
+    ids: FxHashMap<(Record, bool), u32>,
     /// One step of each class.
     steps: Vec<&'a Step>,
 }
@@ -496,29 +446,11 @@ impl<'a> Classes<'a> {
     fn id(&mut self, step: &'a Step) -> u32 {
         let new = self.steps.len() as u32;
         if !matches!(step.op, Op::Branch { .. }) {
-            let mut h = step.exit as u64;
-            for w in step.record.0.chunks_exact(8) {
-                let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-                h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
-            }
-            let mut i = *self.first.entry(h).or_insert(new);
-            if i != new {
-                loop {
-                    let s = self.steps[i as usize];
-                    if s.record == step.record && s.exit == step.exit {
-                        return i;
-                    }
-                    match self.next[i as usize] {
-                        u32::MAX => {
-                            self.next[i as usize] = new;
-                            break;
-                        }
-                        n => i = n,
-                    }
-                }
+            let id = *self.ids.entry((step.record, step.exit)).or_insert(new);
+            if id != new {
+                return id;
             }
         }
-        self.next.push(u32::MAX);
         self.steps.push(step);
         new
     }
@@ -533,20 +465,20 @@ const CHUNK: usize = 1024;
 struct Described {
     text: String,
     /// The end of each text in `text` and its hash: two per class.
-    ends: Vec<(u32, u64)>,
+    ends: Vec<u32>,
     cycles: Vec<u64>,
     dma: Vec<u64>,
 }
 
 impl Described {
     /// The (escaped) texts with their hashes, in order.
-    fn texts(&self) -> impl Iterator<Item = (&str, u64)> {
+    fn texts(&self) -> impl Iterator<Item = &str> {
         let text = self.text.as_str();
         let mut from = 0;
-        self.ends.iter().map(move |&(end, h)| {
+        self.ends.iter().map(move |&end| {
             let s = &text[from..end as usize];
             from = end as usize;
-            (s, h)
+            s
         })
     }
 }
@@ -560,10 +492,8 @@ fn describe(steps: &[&Step]) -> Described {
     };
     let mut what = String::with_capacity(256);
     let end = |d: &mut Described, s: &str| {
-        let from = d.text.len();
         json_escape_into(&mut d.text, s);
-        let h = fx(&d.text[from..]);
-        d.ends.push((d.text.len() as u32, h));
+        d.ends.push(d.text.len() as u32);
     };
     for step in steps {
         end(&mut d, &disasm_record(&step.record));
@@ -963,7 +893,7 @@ fn write_data(
     // each class's texts and figures, made on every core (the costly part).
     let records: usize = staged.steps.iter().map(Vec::len).sum();
     let mut classes = Classes::default();
-    classes.first.reserve(records);
+    classes.ids.reserve(records);
     let class_of: Vec<Vec<u32>> = Engine::ALL
         .iter()
         .map(|&e| {
@@ -979,14 +909,14 @@ fn write_data(
     };
     // Per class: its texts' indices in `text`, its figures.
     let mut text = Strings::default();
-    text.first.reserve(2 * classes.steps.len());
+    text.ids.reserve(2 * classes.steps.len());
     let mut disasm_id = Vec::with_capacity(classes.steps.len());
     let mut did_id = Vec::with_capacity(classes.steps.len());
     for d in &described {
         let mut texts = d.texts();
-        while let (Some((a, ha)), Some((b, hb))) = (texts.next(), texts.next()) {
-            disasm_id.push(text.id(a, ha) as u64);
-            did_id.push(text.id(b, hb) as u64);
+        while let (Some(a), Some(b)) = (texts.next(), texts.next()) {
+            disasm_id.push(text.id(a) as u64);
+            did_id.push(text.id(b) as u64);
         }
     }
     let cycles: Vec<u64> = described
