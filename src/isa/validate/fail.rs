@@ -1,7 +1,7 @@
 //! The reasons a record fails validation: one variant per SPEC §5 predicate,
 //! carrying the offending values.
 
-use crate::isa::enums::{AluOp, Dtype, Engine, PoolDim, PoolFunc, ReduceOp};
+use crate::isa::enums::{AluOp, Dtype, Engine, ImmSrc, PoolDim, PoolFunc, ReduceOp};
 use crate::isa::layout::FieldRef;
 use crate::isa::opcode::Opcode;
 use crate::isa::tensor::Region;
@@ -552,7 +552,7 @@ impl fmt::Display for Fail {
             Fail::EmuOverlap { why } => write_overlap(f, why),
             Fail::Kernel { pred, field, why } => {
                 write!(f, "{} byte {}: ", field.name, field.offset)?;
-                write_kernel(f, pred, field, why)
+                write_kernel(f, pred, why)
             }
         }
     }
@@ -606,93 +606,40 @@ fn write_tensor_fault(f: &mut fmt::Formatter<'_>, why: TensorFault) -> fmt::Resu
 }
 
 /// The detail of a [`Fail::Kernel`] after its `<field> byte <offset>: ` prefix.
-fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, field: FieldRef, why: Why) -> fmt::Result {
+///
+/// The kinds of [`Why`] that carry plain values (a byte, a dtype, an in/out
+/// pair, an op, an op with its dtypes, a number, a reduce op, an address)
+/// are worded by the predicate's
+/// template when it has one ([`PredDef::says`]): a kernel's wording lives with
+/// its predicates, in its own file, not here.
+fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result {
     match why {
-        Why::Byte(v) => match pred {
-            Pred::IsValidEnum if field.name == "reduce_op" => {
-                write!(f, "0x{v:02X} is not a REDUCE_OP")
-            }
-            Pred::IsValidEnum => write!(f, "0x{v:02X} is not an ALU_OP"),
-            Pred::IsZeroSubdim => write!(f, "{}; must be unused or x", PoolDim(v)),
-            Pred::HasValidActiveChannelRange | Pred::CheckActiveChannels => {
-                write!(f, "{v}; must be 1..=128")
-            }
-            Pred::HasValidS3d3SeqBoundsChannels => write!(f, "{v}; must be 1"),
-            Pred::ValidReduceAxisEnum => write!(f, "{v}; must be all 0 or partitions 1"),
-            Pred::HasValidImmediates => write!(f, "{v}; IMM_SRC must be 0, 1 or 2"),
-            Pred::ExtTtaValidOp => write!(f, "{}; EXTENDED_TTA takes add or mult", AluOp(v)),
-            Pred::EmuAddrModeSupported => write!(
-                f,
-                "IMM_SRC {}: pointer and register immediates are not emulated (EC-60)",
-                crate::isa::enums::ImmSrc(v)
-            ),
-            Pred::ReservedZero if field.name == "completion_info" => write!(
-                f,
-                "0x{v:02X}; its reserved bits 1, 6 and 7 must be 0 (EC-55)"
-            ),
-            _ => write!(f, "0x{v:02X}, must be 0"),
-        },
-        Why::Dtype(d) => match pred {
-            Pred::DtypeFp32rIllegalCheck => write!(f, "{d} is output-only"),
-            Pred::EmuDtypeSupported => {
-                write!(f, "{d} is not executed by the emulator (EC-44..EC-53)")
-            }
-            Pred::S3s3d3TtDtype => write!(f, "{d}; TENSOR_TENSOR_BITVEC writes an integer dtype"),
-            _ => write!(f, "{d} is not allowed"),
-        },
+        Why::Byte(_)
+        | Why::Dtype(_)
+        | Why::InOut { .. }
+        | Why::Op { .. }
+        | Why::OpDtypes { .. }
+        | Why::Value(_)
+        | Why::Reduce { .. }
+        | Why::Psum { .. }
+            if pred.0.says.is_some() =>
+        {
+            write_template(f, pred.0.says.unwrap_or_default(), why)
+        }
+        Why::Value(n) => write!(f, "{n}"),
+        Why::Byte(v) => write!(f, "0x{v:02X}, must be 0"),
+        Why::Dtype(d) => write!(f, "{d} is not allowed"),
         Why::InOut {
             in_dtype,
             out_dtype,
-        } => match pred {
-            Pred::HasValidSeqBoundsDtype => write!(
-                f,
-                "in_dtype {in_dtype}, out_dtype {out_dtype}; each must be int32 or fp32"
-            ),
-            Pred::HasValidNonzeroWithCountDtype => write!(
-                f,
-                "in_dtype {in_dtype}, out_dtype {out_dtype}; in must be int32 or fp32, out int32"
-            ),
-            Pred::EmuDtypeSupported => write!(
-                f,
-                "in_dtype {in_dtype}, out_dtype {out_dtype}: a bitwise reduce needs equal \
-                 8/16/32-bit integer dtypes (EC-54)"
-            ),
-            _ => write!(
-                f,
-                "in_dtype {in_dtype} != out_dtype {out_dtype}; COPY moves bits between equal dtypes"
-            ),
-        },
-        Why::Op { opcode, op } => match pred {
-            Pred::S4d4TrOpBypass => write!(f, "{op}; {opcode} needs bypass"),
-            Pred::EmuOpcodeSupported => {
-                write!(
-                    f,
-                    "{opcode} op {op} is not executed by the emulator (EC-49)"
-                )
-            }
-            _ => write!(f, "{op} is not an op of {opcode}"),
-        },
+        } => write!(f, "in_dtype {in_dtype}, out_dtype {out_dtype}"),
+        Why::Op { opcode, op } => write!(f, "{op} is not an op of {opcode}"),
         Why::OpDtypes {
             op,
             src0,
             src1,
             out,
-        } => match pred {
-            Pred::S3s3d3TtSrcDstDtype => write!(
-                f,
-                "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out"
-            ),
-            Pred::S3s3d3TtValidIntSignness => write!(
-                f,
-                "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
-                 dtypes of one signedness that the op accepts"
-            ),
-            _ => write!(
-                f,
-                "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
-                 (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)"
-            ),
-        },
+        } => write!(f, "{op} with src0 {src0}, src1 {src1}, out {out}"),
         Why::Tensor(t) => write_tensor_fault(f, t),
         Why::StartPartition {
             partition,
@@ -710,10 +657,7 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, field: FieldRef, why: Wh
             "count {count} != count of {} (byte {}) {other_count}",
             other.name, other.offset
         ),
-        Why::Psum { addr } => write!(
-            f,
-            "address 0x{addr:08X} is not in SBUF; tensor-tensor operands on POOL are SBUF-only (EC-41)"
-        ),
+        Why::Psum { addr } => write!(f, "address 0x{addr:08X} is not in SBUF"),
         Why::Addr { addr } => write!(
             f,
             "address 0x{addr:08X} uses register, indirect or shape-from-register addressing (EC-5)"
@@ -738,178 +682,172 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, field: FieldRef, why: Wh
             region.name()
         ),
         Why::Elements(n) => write!(f, "{n} elements per lane > 2^24 (EC-40)"),
-        Why::Reduce { opcode, op } => write!(
-            f,
-            "{opcode} does not execute reduce op {op} (arith ops on 0x7C, bitwise ops on 0x7D; EC-54)"
-        ),
-        Why::AllAxisDst { dst } => write!(
-            f,
-            "the All axis writes one element, but the dst walk holds {dst}"
-        ),
+        Why::Reduce { opcode, op } => write!(f, "{opcode} does not execute reduce op {op}"),
         Why::DerivedCount {
             count,
             expected,
             rule,
         } => write!(f, "count {count} != {rule} = {expected}"),
-        Why::BoundsDim { num } => write!(f, "num_elem[2] = {num}; must be 2 (starts, then ends)"),
         Why::Overlap(o) => write_overlap(f, o),
     }
 }
 
-/// The predicates of the kernel structs (SPEC-KERNELS §13) that a
-/// [`Fail::Kernel`] names, with EC-40's name mapping.
+/// A predicate of the kernel structs (SPEC-KERNELS §13) that a
+/// [`Fail::Kernel`] names: its name, with EC-40's name mapping, and the
+/// wording of its offending values when it has its own.
+///
+/// Each kernel declares its predicates as associated consts in its own file
+/// (`impl Pred { pub const HAS_VALID_SEQ_BOUNDS_DTYPE: Pred = .. }`); the
+/// predicates several kernels share are declared here. Two consts may share
+/// a name and differ in wording (`is_valid_enum` on an ALU_OP or a
+/// REDUCE_OP byte).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Pred {
-    /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
-    D4IotaReservedZero,
-    /// `s4d4_tr_reserved_zero` (bytes 39..43).
-    S4d4TrReservedZero,
-    /// `mask_enable_zero` (S4D4_TR byte 38).
-    MaskEnableZero,
-    /// `dtype_invalid_check` (EC-40's dtype mapping).
-    DtypeInvalidCheck,
-    /// `dtype_fp32r_illegal_check`.
-    DtypeFp32rIllegalCheck,
-    /// `is_valid_enum` on an ALU_OP byte (EC-40).
-    IsValidEnum,
-    /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
-    IsZeroSubdim,
-    /// `has_valid_active_channel_range` (1..=128).
-    HasValidActiveChannelRange,
-    /// `start_addr_active_channels` (EC-7).
-    StartAddrActiveChannels,
-    /// `tensor4d_valid`.
-    Tensor4dValid,
-    /// `tensor3d_valid`.
-    Tensor3dValid,
-    /// `d4_iota_same_src_dst_count`.
-    D4IotaSameSrcDstCount,
-    /// `s4d4_tr_same_src_dst_count`.
-    S4d4TrSameSrcDstCount,
-    /// `s4d4_tr_op_bypass`.
-    S4d4TrOpBypass,
-    /// `s4d4_tr_same_src_dst_type` (COPY only).
-    S4d4TrSameSrcDstType,
-    /// `has_zero_negated_field`.
-    HasZeroNegatedField,
-    /// `s3s3d3_tt_valid_op`.
-    S3s3d3TtValidOp,
-    /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
-    S3s3d3TtDtype,
-    /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
-    S3s3d3TtSrcDstDtype,
-    /// `s3s3d3_tt_valid_int_signness`.
-    S3s3d3TtValidIntSignness,
-    /// `s3s3d3_tt_src_element_cnt_check`.
-    S3s3d3TtSrcElementCntCheck,
-    /// `s3s3d3_tt_dst_element_cnt_check`.
-    S3s3d3TtDstElementCntCheck,
-    /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52).
-    IsValidTensorTensorArithPool,
-    /// `s4d4_cr_reserved_zero` (bytes 37..39).
-    S4d4CrReservedZero,
-    /// `check_active_channels` (1..=128).
-    CheckActiveChannels,
-    /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
-    ValidReduceAxisEnum,
-    /// `valid_axis_dst_element_cnt`.
-    ValidAxisDstElementCnt,
-    /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
-    HasValidNcGetSequenceBounds,
-    /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
-    HasValidS3d3SeqBoundsChannels,
-    /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
-    S3d3SeqBoundsReservedZero,
-    /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
-    HasValidSeqBoundsDtype,
-    /// `s3d3_seq_bounds_element_count_check_t3d`.
-    S3d3SeqBoundsElementCountCheckT3d,
-    /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
-    HasValidNcNonzeroWithCount,
-    /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
-    S3d3NonzeroWithCountReservedZero,
-    /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
-    HasValidImmediates,
-    /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
-    HasValidNonzeroWithCountDtype,
-    /// `s3d3_nonzero_with_count_element_count_check_t3d`.
-    S3d3NonzeroWithCountElementCountCheckT3d,
-    /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
-    ReservedZero,
-    /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
-    ExtTtaValidOp,
-    /// `tensor2d_valid`.
-    Tensor2dValid,
-    /// `ext_tta_element_count` (EC-55).
-    ExtTtaElementCount,
-    /// `emu_addr_mode_supported` (EC-5).
-    EmuAddrModeSupported,
-    /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
-    EmuOpcodeSupported,
-    /// `emu_dtype_supported` (EC-44..EC-53).
-    EmuDtypeSupported,
-    /// `emu_footprint_in_bounds` (EC-6).
-    EmuFootprintInBounds,
-    /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
-    EmuKernelShape,
-    /// `emu_overlap` (EC-21, EC-42).
-    EmuOverlap,
+pub struct Pred(pub &'static PredDef);
+
+/// What a [`Pred`] stands for (a `&'static` one, so a [`Fail`] stays small).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PredDef {
+    /// The predicate's name, exactly as SPEC-KERNELS §13 spells it.
+    pub name: &'static str,
+    /// The wording of its plain values (a [`Why::Byte`], [`Why::Dtype`],
+    /// [`Why::InOut`], [`Why::Op`], [`Why::OpDtypes`], [`Why::Value`],
+    /// [`Why::Reduce`] or [`Why::Psum`]), when it has its own: text with the
+    /// slots `{v}` (the byte in decimal), `{x}` (`0xNN`), `{alu}`, `{dim}`,
+    /// `{imm}` (the byte as an ALU_OP, TENSOR_SUBDIM or IMM_SRC name), `{d}`,
+    /// `{in}`, `{out}`, `{op}`, `{opcode}`, `{src0}`, `{src1}` (the values of
+    /// those names), `{n}` (a [`Why::Value`]) and `{addr}` (a [`Why::Psum`]'s,
+    /// `0xXXXXXXXX`). `None`: the [`Why`]'s own wording.
+    pub says: Option<&'static str>,
 }
 
 impl Pred {
     /// The predicate's name, exactly as SPEC-KERNELS §13 spells it.
     pub const fn name(self) -> &'static str {
-        match self {
-            Pred::D4IotaReservedZero => "d4_iota_reserved_zero",
-            Pred::S4d4TrReservedZero => "s4d4_tr_reserved_zero",
-            Pred::MaskEnableZero => "mask_enable_zero",
-            Pred::DtypeInvalidCheck => "dtype_invalid_check",
-            Pred::DtypeFp32rIllegalCheck => "dtype_fp32r_illegal_check",
-            Pred::IsValidEnum => "is_valid_enum",
-            Pred::IsZeroSubdim => "is_zero_subdim",
-            Pred::HasValidActiveChannelRange => "has_valid_active_channel_range",
-            Pred::StartAddrActiveChannels => "start_addr_active_channels",
-            Pred::Tensor4dValid => "tensor4d_valid",
-            Pred::Tensor3dValid => "tensor3d_valid",
-            Pred::D4IotaSameSrcDstCount => "d4_iota_same_src_dst_count",
-            Pred::S4d4TrSameSrcDstCount => "s4d4_tr_same_src_dst_count",
-            Pred::S4d4TrOpBypass => "s4d4_tr_op_bypass",
-            Pred::S4d4TrSameSrcDstType => "s4d4_tr_same_src_dst_type",
-            Pred::HasZeroNegatedField => "has_zero_negated_field",
-            Pred::S3s3d3TtValidOp => "s3s3d3_tt_valid_op",
-            Pred::S3s3d3TtDtype => "s3s3d3_tt_dtype",
-            Pred::S3s3d3TtSrcDstDtype => "s3s3d3_tt_src_dst_dtype",
-            Pred::S3s3d3TtValidIntSignness => "s3s3d3_tt_valid_int_signness",
-            Pred::S3s3d3TtSrcElementCntCheck => "s3s3d3_tt_src_element_cnt_check",
-            Pred::S3s3d3TtDstElementCntCheck => "s3s3d3_tt_dst_element_cnt_check",
-            Pred::IsValidTensorTensorArithPool => "is_valid_tensor_tensor_arith_pool",
-            Pred::S4d4CrReservedZero => "s4d4_cr_reserved_zero",
-            Pred::CheckActiveChannels => "check_active_channels",
-            Pred::ValidReduceAxisEnum => "valid_reduce_axis_enum",
-            Pred::ValidAxisDstElementCnt => "valid_axis_dst_element_cnt",
-            Pred::HasValidNcGetSequenceBounds => "has_valid_nc_get_sequence_bounds",
-            Pred::HasValidS3d3SeqBoundsChannels => "has_valid_s3d3_seq_bounds_channels",
-            Pred::S3d3SeqBoundsReservedZero => "s3d3_seq_bounds_reserved_zero",
-            Pred::HasValidSeqBoundsDtype => "has_valid_seq_bounds_dtype",
-            Pred::S3d3SeqBoundsElementCountCheckT3d => "s3d3_seq_bounds_element_count_check_t3d",
-            Pred::HasValidNcNonzeroWithCount => "has_valid_nc_nonzero_with_count",
-            Pred::S3d3NonzeroWithCountReservedZero => "s3d3_nonzero_with_count_reserved_zero",
-            Pred::HasValidImmediates => "has_valid_immediates",
-            Pred::HasValidNonzeroWithCountDtype => "has_valid_nonzero_with_count_dtype",
-            Pred::S3d3NonzeroWithCountElementCountCheckT3d => {
-                "s3d3_nonzero_with_count_element_count_check_t3d"
-            }
-            Pred::ReservedZero => "reserved_zero",
-            Pred::ExtTtaValidOp => "ext_tta_valid_op",
-            Pred::Tensor2dValid => "tensor2d_valid",
-            Pred::ExtTtaElementCount => "ext_tta_element_count",
-            Pred::EmuAddrModeSupported => "emu_addr_mode_supported",
-            Pred::EmuOpcodeSupported => "emu_opcode_supported",
-            Pred::EmuDtypeSupported => "emu_dtype_supported",
-            Pred::EmuFootprintInBounds => "emu_footprint_in_bounds",
-            Pred::EmuKernelShape => "emu_kernel_shape",
-            Pred::EmuOverlap => "emu_overlap",
+        self.0.name
+    }
+}
+
+/// The predicates several kernels share (EC-40's names).
+impl Pred {
+    /// `dtype_invalid_check` (EC-40's dtype mapping).
+    pub const DTYPE_INVALID_CHECK: Pred = Pred(&PredDef {
+        name: "dtype_invalid_check",
+        says: None,
+    });
+    /// `dtype_fp32r_illegal_check`.
+    pub const DTYPE_FP32R_ILLEGAL_CHECK: Pred = Pred(&PredDef {
+        name: "dtype_fp32r_illegal_check",
+        says: Some("{d} is output-only"),
+    });
+    /// `is_valid_enum` on an ALU_OP byte (EC-40).
+    pub const IS_VALID_ENUM: Pred = Pred(&PredDef {
+        name: "is_valid_enum",
+        says: Some("{x} is not an ALU_OP"),
+    });
+    /// `has_valid_active_channel_range` (1..=128).
+    pub const HAS_VALID_ACTIVE_CHANNEL_RANGE: Pred = Pred(&PredDef {
+        name: "has_valid_active_channel_range",
+        says: Some("{v}; must be 1..=128"),
+    });
+    /// `check_active_channels` (EC-40: the same 1..=128).
+    pub const CHECK_ACTIVE_CHANNELS: Pred = Pred(&PredDef {
+        name: "check_active_channels",
+        says: Some("{v}; must be 1..=128"),
+    });
+    /// `start_addr_active_channels` (EC-7).
+    pub const START_ADDR_ACTIVE_CHANNELS: Pred = Pred(&PredDef {
+        name: "start_addr_active_channels",
+        says: None,
+    });
+    /// `tensor2d_valid`.
+    pub const TENSOR2D_VALID: Pred = Pred(&PredDef {
+        name: "tensor2d_valid",
+        says: None,
+    });
+    /// `tensor3d_valid`.
+    pub const TENSOR3D_VALID: Pred = Pred(&PredDef {
+        name: "tensor3d_valid",
+        says: None,
+    });
+    /// `tensor4d_valid`.
+    pub const TENSOR4D_VALID: Pred = Pred(&PredDef {
+        name: "tensor4d_valid",
+        says: None,
+    });
+    /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
+    pub const RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "reserved_zero",
+        says: None,
+    });
+    /// `emu_addr_mode_supported` (EC-5).
+    pub const EMU_ADDR_MODE_SUPPORTED: Pred = Pred(&PredDef {
+        name: "emu_addr_mode_supported",
+        says: None,
+    });
+    /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
+    pub const EMU_OPCODE_SUPPORTED: Pred = Pred(&PredDef {
+        name: "emu_opcode_supported",
+        says: None,
+    });
+    /// `emu_dtype_supported` (EC-44..EC-53).
+    pub const EMU_DTYPE_SUPPORTED: Pred = Pred(&PredDef {
+        name: "emu_dtype_supported",
+        says: Some("{d} is not executed by the emulator (EC-44..EC-53)"),
+    });
+    /// `emu_footprint_in_bounds` (EC-6).
+    pub const EMU_FOOTPRINT_IN_BOUNDS: Pred = Pred(&PredDef {
+        name: "emu_footprint_in_bounds",
+        says: None,
+    });
+    /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
+    pub const EMU_KERNEL_SHAPE: Pred = Pred(&PredDef {
+        name: "emu_kernel_shape",
+        says: None,
+    });
+    /// `emu_overlap` (EC-21, EC-42).
+    pub const EMU_OVERLAP: Pred = Pred(&PredDef {
+        name: "emu_overlap",
+        says: None,
+    });
+}
+
+/// Writes `template` ([`PredDef::says`]) with its slots filled from `why`; a
+/// slot `why` does not carry is written as it stands (a test catches it).
+fn write_template(f: &mut fmt::Formatter<'_>, template: &str, why: Why) -> fmt::Result {
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        f.write_str(&rest[..open])?;
+        let Some(len) = rest[open..].find('}') else {
+            break;
+        };
+        write_slot(f, &rest[open + 1..open + len], why)?;
+        rest = &rest[open + len + 1..];
+    }
+    f.write_str(rest)
+}
+
+fn write_slot(f: &mut fmt::Formatter<'_>, slot: &str, why: Why) -> fmt::Result {
+    match (slot, why) {
+        ("v", Why::Byte(v)) => write!(f, "{v}"),
+        ("x", Why::Byte(v)) => write!(f, "0x{v:02X}"),
+        ("alu", Why::Byte(v)) => write!(f, "{}", AluOp(v)),
+        ("dim", Why::Byte(v)) => write!(f, "{}", PoolDim(v)),
+        ("imm", Why::Byte(v)) => write!(f, "{}", ImmSrc(v)),
+        ("d", Why::Dtype(d)) => write!(f, "{d}"),
+        ("in", Why::InOut { in_dtype, .. }) => write!(f, "{in_dtype}"),
+        ("out", Why::InOut { out_dtype: d, .. }) | ("out", Why::OpDtypes { out: d, .. }) => {
+            write!(f, "{d}")
         }
+        ("op", Why::Op { op, .. }) | ("op", Why::OpDtypes { op, .. }) => write!(f, "{op}"),
+        ("op", Why::Reduce { op, .. }) => write!(f, "{op}"),
+        ("opcode", Why::Op { opcode, .. }) | ("opcode", Why::Reduce { opcode, .. }) => {
+            write!(f, "{opcode}")
+        }
+        ("n", Why::Value(n)) => write!(f, "{n}"),
+        ("addr", Why::Psum { addr }) => write!(f, "0x{addr:08X}"),
+        ("src0", Why::OpDtypes { src0, .. }) => write!(f, "{src0}"),
+        ("src1", Why::OpDtypes { src1, .. }) => write!(f, "{src1}"),
+        _ => write!(f, "{{{slot}}}"),
     }
 }
 
@@ -963,7 +901,7 @@ pub enum Why {
         /// That field's count.
         other_count: u64,
     },
-    /// An address that is not in SBUF (POOL arm of the tensor-tensor pair).
+    /// An address that is not in SBUF.
     Psum {
         /// The ADDR4.
         addr: u32,
@@ -1000,17 +938,12 @@ pub enum Why {
     },
     /// Elements per lane of a walk beyond 2^24 (EC-40).
     Elements(u64),
-    /// A CrossLaneReduce op of the other opcode's class (EC-54).
+    /// A reduce op the opcode does not take (CrossLaneReduce, EC-54).
     Reduce {
         /// The opcode.
         opcode: Opcode,
         /// The reduce op.
         op: ReduceOp,
-    },
-    /// All-axis CrossLaneReduce: the dst walk must hold one element.
-    AllAxisDst {
-        /// Elements the dst walk holds.
-        dst: u64,
     },
     /// A count that must equal a value derived from another field's count.
     DerivedCount {
@@ -1021,11 +954,9 @@ pub enum Why {
         /// How `expected` is derived (`2 · count(src)`).
         rule: &'static str,
     },
-    /// GetSequenceBounds: `dst.num_elem[2]` must be 2.
-    BoundsDim {
-        /// `dst.num_elem[2]`.
-        num: u16,
-    },
+    /// A number a predicate bounds (a count, a dim's num), worded by the
+    /// predicate's template (`{n}`).
+    Value(u64),
     /// Shared bytes (EC-21, EC-42).
     Overlap(OverlapFault),
 }

@@ -7,7 +7,7 @@
 //! values. These records are not the validator's hot path: each is decoded
 //! once into its typed struct.
 
-use super::fail::{Fail, OverlapFault, Pred, TensorFault, Unsupported, Why};
+use super::fail::{Fail, OverlapFault, Pred, PredDef, TensorFault, Unsupported, Why};
 use super::footprint::{Walk, disjoint_partitions, in_place, outputs_distinct};
 use super::{Target, check_event_modes_emulated};
 use crate::isa::d4_iota::{self, D4Iota};
@@ -113,17 +113,17 @@ impl Opnd {
 /// `dtype_fp32r_illegal_check`.
 fn dtype_valid(field: FieldRef, d: Dtype, fp32r: bool, bits64: bool) -> Result<(), Fail> {
     if d == Dtype::INVALID || d.size().is_none() || (d.is_64bit() && !bits64) {
-        return Err(fail(Pred::DtypeInvalidCheck, field, Why::Dtype(d)));
+        return Err(fail(Pred::DTYPE_INVALID_CHECK, field, Why::Dtype(d)));
     }
     if d == Dtype::FP32R && !fp32r {
-        return Err(fail(Pred::DtypeFp32rIllegalCheck, field, Why::Dtype(d)));
+        return Err(fail(Pred::DTYPE_FP32R_ILLEGAL_CHECK, field, Why::Dtype(d)));
     }
     Ok(())
 }
 
 /// `has_valid_active_channel_range`: 1..=128.
 fn channel_range(field: FieldRef, channels: u8) -> Result<(), Fail> {
-    channels_in_range(Pred::HasValidActiveChannelRange, field, channels)
+    channels_in_range(Pred::HAS_VALID_ACTIVE_CHANNEL_RANGE, field, channels)
 }
 
 /// `pred` (`has_valid_active_channel_range` or `check_active_channels`,
@@ -143,7 +143,7 @@ fn start_addr(o: &Opnd, channels: u8) -> Result<(), Fail> {
     }
     match o.loc() {
         Some(l) if l.partition + channels as u32 > PARTITIONS => Err(fail(
-            Pred::StartAddrActiveChannels,
+            Pred::START_ADDR_ACTIVE_CHANNELS,
             o.field,
             Why::StartPartition {
                 partition: l.partition,
@@ -159,9 +159,9 @@ fn start_addr(o: &Opnd, channels: u8) -> Result<(), Fail> {
 /// 4-byte dtype, every num non-zero (SPEC §3, EC-40).
 fn tensor_valid(o: &Opnd) -> Result<(), Fail> {
     let pred = match o.dims {
-        2 => Pred::Tensor2dValid,
-        3 => Pred::Tensor3dValid,
-        _ => Pred::Tensor4dValid,
+        2 => Pred::TENSOR2D_VALID,
+        3 => Pred::TENSOR3D_VALID,
+        _ => Pred::TENSOR4D_VALID,
     };
     let bad = |why| Err(fail(pred, o.field, Why::Tensor(why)));
     let addr = o.t.addr.0;
@@ -234,7 +234,7 @@ fn addr_modes(ops: &[Opnd]) -> Result<(), Fail> {
     for o in ops {
         if o.t.addr.has_mode_bits() {
             return Err(fail(
-                Pred::EmuAddrModeSupported,
+                Pred::EMU_ADDR_MODE_SUPPORTED,
                 o.field,
                 Why::Addr { addr: o.t.addr.0 },
             ));
@@ -247,7 +247,7 @@ fn addr_modes(ops: &[Opnd]) -> Result<(), Fail> {
 fn on_pool(opcode: Opcode, field: FieldRef, t: Target) -> Result<(), Fail> {
     if t.engine != Engine::Pool {
         return Err(fail(
-            Pred::EmuOpcodeSupported,
+            Pred::EMU_OPCODE_SUPPORTED,
             field,
             Why::Engine {
                 opcode,
@@ -266,7 +266,7 @@ fn footprints(ops: &[Opnd], arch: Arch) -> Result<(), Fail> {
         let active = w.region.active_bytes(arch);
         if w.lo < 0 || w.hi > active as i64 {
             return Err(fail(
-                Pred::EmuFootprintInBounds,
+                Pred::EMU_FOOTPRINT_IN_BOUNDS,
                 o.field,
                 Why::Footprint {
                     region: w.region,
@@ -284,7 +284,7 @@ fn footprints(ops: &[Opnd], arch: Arch) -> Result<(), Fail> {
 fn kernel_shape(walks: &[(FieldRef, u64)]) -> Result<(), Fail> {
     for &(field, n) in walks {
         if n > MAX_KERNEL_ELEMENTS_PER_LANE {
-            return Err(fail(Pred::EmuKernelShape, field, Why::Elements(n)));
+            return Err(fail(Pred::EMU_KERNEL_SHAPE, field, Why::Elements(n)));
         }
     }
     Ok(())
@@ -300,7 +300,7 @@ fn walk<'a>(o: &Opnd, bytes: &'a [u8; TENSOR4D_BYTES]) -> Walk<'a> {
 /// `emu_overlap` for an elementwise record (EC-21 as amended by EC-42): no two
 /// dst elements share a byte; each source shares bytes with dst only in place.
 fn overlap(sources: &[Opnd], dst: &Opnd, channels: u8) -> Result<(), Fail> {
-    let fault = |o: OverlapFault| fail(Pred::EmuOverlap, dst.field, Why::Overlap(o));
+    let fault = |o: OverlapFault| fail(Pred::EMU_OVERLAP, dst.field, Why::Overlap(o));
     let db = dst.bytes();
     let dw = walk(dst, &db);
     outputs_distinct(&dw).map_err(fault)?;
@@ -315,6 +315,20 @@ fn overlap(sources: &[Opnd], dst: &Opnd, channels: u8) -> Result<(), Fail> {
 // ---------------------------------------------------------------------------
 // 0x7E IOTA
 // ---------------------------------------------------------------------------
+
+/// IOTA's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
+    pub const D4_IOTA_RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "d4_iota_reserved_zero",
+        says: None,
+    });
+    /// `d4_iota_same_src_dst_count`.
+    pub const D4_IOTA_SAME_SRC_DST_COUNT: Pred = Pred(&PredDef {
+        name: "d4_iota_same_src_dst_count",
+        says: None,
+    });
+}
 
 fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
     use d4_iota::off;
@@ -333,7 +347,7 @@ fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
                     at
                 })
             };
-            return Err(fail(Pred::D4IotaReservedZero, field, Why::Byte(v)));
+            return Err(fail(Pred::D4_IOTA_RESERVED_ZERO, field, Why::Byte(v)));
         }
     }
     // EC-48: FP32R allowed; no 64-bit out.
@@ -345,14 +359,14 @@ fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
     tensor_valid(&dst)?;
     let data = (f(off::DATA), p.data.elements());
     let dst_count = (dst.field, p.dst.elements());
-    same_count(Pred::D4IotaSameSrcDstCount, data, dst_count)?;
+    same_count(Pred::D4_IOTA_SAME_SRC_DST_COUNT, data, dst_count)?;
     // Emulator checks (EC-40).
     addr_modes(&[dst])?;
     check_event_modes_emulated(r)?;
     if p.out_dtype.is_fp8() {
         // EC-48: FP8 out is not executed.
         return Err(fail(
-            Pred::EmuDtypeSupported,
+            Pred::EMU_DTYPE_SUPPORTED,
             f(off::OUT_DTYPE),
             Why::Dtype(p.out_dtype),
         ));
@@ -366,6 +380,45 @@ fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
 // 0x46 COPY / 0x47 CAST
 // ---------------------------------------------------------------------------
 
+/// COPY and CAST's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `s4d4_tr_reserved_zero` (bytes 39..43).
+    pub const S4D4_TR_RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "s4d4_tr_reserved_zero",
+        says: None,
+    });
+    /// `mask_enable_zero` (S4D4_TR byte 38).
+    pub const MASK_ENABLE_ZERO: Pred = Pred(&PredDef {
+        name: "mask_enable_zero",
+        says: None,
+    });
+    /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
+    pub const IS_ZERO_SUBDIM: Pred = Pred(&PredDef {
+        name: "is_zero_subdim",
+        says: Some("{dim}; must be unused or x"),
+    });
+    /// `s4d4_tr_same_src_dst_count`.
+    pub const S4D4_TR_SAME_SRC_DST_COUNT: Pred = Pred(&PredDef {
+        name: "s4d4_tr_same_src_dst_count",
+        says: None,
+    });
+    /// `s4d4_tr_op_bypass`.
+    pub const S4D4_TR_OP_BYPASS: Pred = Pred(&PredDef {
+        name: "s4d4_tr_op_bypass",
+        says: Some("{op}; {opcode} needs bypass"),
+    });
+    /// `s4d4_tr_same_src_dst_type` (COPY only).
+    pub const S4D4_TR_SAME_SRC_DST_TYPE: Pred = Pred(&PredDef {
+        name: "s4d4_tr_same_src_dst_type",
+        says: Some("in_dtype {in} != out_dtype {out}; COPY moves bits between equal dtypes"),
+    });
+    /// `has_zero_negated_field`.
+    pub const HAS_ZERO_NEGATED_FIELD: Pred = Pred(&PredDef {
+        name: "has_zero_negated_field",
+        says: None,
+    });
+}
+
 fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     use s4d4_tr::off;
     let f = S4d4Tr::field;
@@ -376,14 +429,14 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
             ..f(off::RESERVED1)
         };
         return Err(fail(
-            Pred::S4d4TrReservedZero,
+            Pred::S4D4_TR_RESERVED_ZERO,
             field,
             Why::Byte(p.reserved1[i]),
         ));
     }
     if p.mask_enable != 0 {
         return Err(fail(
-            Pred::MaskEnableZero,
+            Pred::MASK_ENABLE_ZERO,
             f(off::MASK_ENABLE),
             Why::Byte(p.mask_enable),
         ));
@@ -391,11 +444,11 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
     dtype_valid(f(off::OUT_DTYPE), p.out_dtype, true, false)?;
     if !p.op.is_named() {
-        return Err(fail(Pred::IsValidEnum, f(off::OP), Why::Byte(p.op.0)));
+        return Err(fail(Pred::IS_VALID_ENUM, f(off::OP), Why::Byte(p.op.0)));
     }
     if !matches!(p.op_dim, PoolDim::UNUSED | PoolDim::X) {
         return Err(fail(
-            Pred::IsZeroSubdim,
+            Pred::IS_ZERO_SUBDIM,
             f(off::OP_DIM),
             Why::Byte(p.op_dim.0),
         ));
@@ -407,24 +460,24 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     starts_then_tensors(&[src, dst], ch)?;
     let src_count = (src.field, p.src.elements());
     let dst_count = (dst.field, p.dst.elements());
-    same_count(Pred::S4d4TrSameSrcDstCount, src_count, dst_count)?;
+    same_count(Pred::S4D4_TR_SAME_SRC_DST_COUNT, src_count, dst_count)?;
     if p.op != AluOp::BYPASS {
         return Err(fail(
-            Pred::S4d4TrOpBypass,
+            Pred::S4D4_TR_OP_BYPASS,
             f(off::OP),
             Why::Op { opcode, op: p.op },
         ));
     }
     if opcode == Opcode::COPY && p.in_dtype != p.out_dtype {
         return Err(fail(
-            Pred::S4d4TrSameSrcDstType,
+            Pred::S4D4_TR_SAME_SRC_DST_TYPE,
             f(off::OUT_DTYPE),
             in_out(p.in_dtype, p.out_dtype),
         ));
     }
     if p.negated != 0 {
         return Err(fail(
-            Pred::HasZeroNegatedField,
+            Pred::HAS_ZERO_NEGATED_FIELD,
             f(off::NEGATED),
             Why::Byte(p.negated),
         ));
@@ -438,7 +491,7 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     if opcode == Opcode::CAST && p.in_dtype != p.out_dtype {
         for (at, d) in [(off::IN_DTYPE, p.in_dtype), (off::OUT_DTYPE, p.out_dtype)] {
             if d.is_fp8() {
-                return Err(fail(Pred::EmuDtypeSupported, f(at), Why::Dtype(d)));
+                return Err(fail(Pred::EMU_DTYPE_SUPPORTED, f(at), Why::Dtype(d)));
             }
         }
     }
@@ -495,6 +548,67 @@ fn in_sbuf(a: Addr4) -> bool {
     a.is_register() || a.byte_addr() < crate::limits::SBUF_END
 }
 
+/// The tensor-tensor pair's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `s3s3d3_tt_valid_op`.
+    pub const S3S3D3_TT_VALID_OP: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_valid_op",
+        says: Some("{op} is not an op of {opcode}"),
+    });
+    /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
+    pub const S3S3D3_TT_DTYPE: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_dtype",
+        says: Some("{d}; TENSOR_TENSOR_BITVEC writes an integer dtype"),
+    });
+    /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
+    pub const S3S3D3_TT_SRC_DST_DTYPE: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_src_dst_dtype",
+        says: Some(
+            "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out",
+        ),
+    });
+    /// `s3s3d3_tt_valid_int_signness`.
+    pub const S3S3D3_TT_VALID_INT_SIGNNESS: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_valid_int_signness",
+        says: Some(
+            "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
+         dtypes of one signedness that the op accepts",
+        ),
+    });
+    /// `s3s3d3_tt_src_element_cnt_check`.
+    pub const S3S3D3_TT_SRC_ELEMENT_CNT_CHECK: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_src_element_cnt_check",
+        says: None,
+    });
+    /// `s3s3d3_tt_dst_element_cnt_check`.
+    pub const S3S3D3_TT_DST_ELEMENT_CNT_CHECK: Pred = Pred(&PredDef {
+        name: "s3s3d3_tt_dst_element_cnt_check",
+        says: None,
+    });
+    /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52):
+    /// the op arm.
+    pub const IS_VALID_TENSOR_TENSOR_ARITH_POOL: Pred = Pred(&PredDef {
+        name: "is_valid_tensor_tensor_arith_pool",
+        says: Some(
+            "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
+             (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)",
+        ),
+    });
+}
+
+/// `is_valid_tensor_tensor_arith_pool`'s SBUF clause (EC-41).
+const TT_POOL_SBUF_ONLY: Pred = Pred(&PredDef {
+    name: "is_valid_tensor_tensor_arith_pool",
+    says: Some(
+        "address {addr} is not in SBUF; tensor-tensor operands on POOL are SBUF-only (EC-41)",
+    ),
+});
+/// EC-49: a POOL-legal 0x41 op the emulator does not execute.
+const TT_OP_NOT_EXECUTED: Pred = Pred(&PredDef {
+    name: "emu_opcode_supported",
+    says: Some("{opcode} op {op} is not executed by the emulator (EC-49)"),
+});
+
 fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     use s3s3d3_tt::off;
     let f = S3s3d3Tt::field;
@@ -506,7 +620,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     dtype_valid(SRC0_DTYPE, s0, false, true)?;
     dtype_valid(SRC1_DTYPE, s1, false, true)?;
     if !op.is_named() {
-        return Err(fail(Pred::IsValidEnum, f(off::OP), Why::Byte(op.0)));
+        return Err(fail(Pred::IS_VALID_ENUM, f(off::OP), Why::Byte(op.0)));
     }
     let valid_op = if bitvec {
         op.is_general_bitvec_op()
@@ -515,7 +629,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     };
     if !valid_op {
         return Err(fail(
-            Pred::S3s3d3TtValidOp,
+            Pred::S3S3D3_TT_VALID_OP,
             f(off::OP),
             Why::Op { opcode, op },
         ));
@@ -528,7 +642,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     };
     if bitvec && !out.is_int() {
         return Err(fail(
-            Pred::S3s3d3TtDtype,
+            Pred::S3S3D3_TT_DTYPE,
             f(off::OUT_DTYPE),
             Why::Dtype(out),
         ));
@@ -539,7 +653,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
         let shift64 = op.is_shift_op() && s0.is_64bit() && s1 == Dtype::UINT32 && out == s0;
         if !(equal || shift64) {
             return Err(fail(
-                Pred::S3s3d3TtSrcDstDtype,
+                Pred::S3S3D3_TT_SRC_DST_DTYPE,
                 f(off::IN_DTYPES),
                 op_dtypes,
             ));
@@ -551,7 +665,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
         let unsigned = d.iter().all(|x| x.is_unsigned_int()) && op.is_unsigned_alu_op();
         if !(signed || unsigned) {
             return Err(fail(
-                Pred::S3s3d3TtValidIntSignness,
+                Pred::S3S3D3_TT_VALID_INT_SIGNNESS,
                 f(off::IN_DTYPES),
                 op_dtypes,
             ));
@@ -573,16 +687,16 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     // The shape-register exemption (ADDR4 bit 30) of the two count checks.
     let shaped = |a: Addr4, b: Addr4| a.shape_from_register() || b.shape_from_register();
     if !shaped(p.src0.addr, p.src1.addr) {
-        same_count(Pred::S3s3d3TtSrcElementCntCheck, c1, c0)?;
+        same_count(Pred::S3S3D3_TT_SRC_ELEMENT_CNT_CHECK, c1, c0)?;
     }
     if !shaped(p.src0.addr, p.dst.addr) {
-        same_count(Pred::S3s3d3TtDstElementCntCheck, cd, c0)?;
+        same_count(Pred::S3S3D3_TT_DST_ELEMENT_CNT_CHECK, cd, c0)?;
     }
     if t.engine == Engine::Pool {
         // EC-49: the op arm applies to 0x41; EC-52: 0x51 takes the SBUF clause only.
         if !bitvec && !pool_arm_op(op, [s0, s1, out]) {
             return Err(fail(
-                Pred::IsValidTensorTensorArithPool,
+                Pred::IS_VALID_TENSOR_TENSOR_ARITH_POOL,
                 f(off::OP),
                 op_dtypes,
             ));
@@ -590,7 +704,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
         // EC-41: a PSUM operand on POOL fails here.
         if let Some(o) = ops.iter().find(|o| !in_sbuf(o.t.addr)) {
             return Err(fail(
-                Pred::IsValidTensorTensorArithPool,
+                TT_POOL_SBUF_ONLY,
                 o.field,
                 Why::Psum { addr: o.t.addr.0 },
             ));
@@ -603,7 +717,7 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     if bitvec && t.arch == Arch::Sunda {
         // EC-58: SUNDA's kernel table has no 0x51 row.
         return Err(fail(
-            Pred::EmuOpcodeSupported,
+            Pred::EMU_OPCODE_SUPPORTED,
             f(off::OP),
             Why::Arch {
                 opcode,
@@ -613,16 +727,12 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     }
     if !bitvec && tt_op_unexecuted(op) {
         // EC-49
-        return Err(fail(
-            Pred::EmuOpcodeSupported,
-            f(off::OP),
-            Why::Op { opcode, op },
-        ));
+        return Err(fail(TT_OP_NOT_EXECUTED, f(off::OP), Why::Op { opcode, op }));
     }
     // EC-44 (FP8 on these paths) and EC-53 (64-bit operands).
     for (field, d) in [(SRC0_DTYPE, s0), (SRC1_DTYPE, s1), (f(off::OUT_DTYPE), out)] {
         if d.is_fp8() || d.is_64bit() {
-            return Err(fail(Pred::EmuDtypeSupported, field, Why::Dtype(d)));
+            return Err(fail(Pred::EMU_DTYPE_SUPPORTED, field, Why::Dtype(d)));
         }
     }
     footprints(&ops, t.arch)?;
@@ -670,7 +780,7 @@ fn overlap_disjoint(
     dst: &Opnd,
     dst_parts: &[u32],
 ) -> Result<(), Fail> {
-    let fault = |o: OverlapFault| fail(Pred::EmuOverlap, dst.field, Why::Overlap(o));
+    let fault = |o: OverlapFault| fail(Pred::EMU_OVERLAP, dst.field, Why::Overlap(o));
     let (sb, db) = (src.bytes(), dst.bytes());
     let (sw, dw) = (walk(src, &sb), walk(dst, &db));
     outputs_distinct(&dw).map_err(fault)?;
@@ -700,12 +810,57 @@ fn not_on_sunda(pred: Pred, opcode: Opcode, t: Target) -> Result<(), Fail> {
 // 0x7C / 0x7D CROSS_LANE_REDUCE
 // ---------------------------------------------------------------------------
 
+/// CROSS_LANE_REDUCE's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `s4d4_cr_reserved_zero` (bytes 37..39).
+    pub const S4D4_CR_RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "s4d4_cr_reserved_zero",
+        says: None,
+    });
+    /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
+    pub const VALID_REDUCE_AXIS_ENUM: Pred = Pred(&PredDef {
+        name: "valid_reduce_axis_enum",
+        says: Some("{v}; must be all 0 or partitions 1"),
+    });
+    /// `valid_axis_dst_element_cnt`.
+    pub const VALID_AXIS_DST_ELEMENT_CNT: Pred = Pred(&PredDef {
+        name: "valid_axis_dst_element_cnt",
+        says: None,
+    });
+}
+
+/// `is_valid_enum` on the REDUCE_OP byte (EC-40).
+const CR_REDUCE_OP_ENUM: Pred = Pred(&PredDef {
+    name: "is_valid_enum",
+    says: Some("{x} is not a REDUCE_OP"),
+});
+/// `valid_axis_dst_element_cnt` on the All axis: one dst element.
+const CR_ALL_AXIS_DST: Pred = Pred(&PredDef {
+    name: "valid_axis_dst_element_cnt",
+    says: Some("the All axis writes one element, but the dst walk holds {n}"),
+});
+/// EC-54: arith ops on 0x7C, bitwise ops on 0x7D.
+const CR_OP_CLASS: Pred = Pred(&PredDef {
+    name: "emu_opcode_supported",
+    says: Some(
+        "{opcode} does not execute reduce op {op} (arith ops on 0x7C, bitwise ops on 0x7D; EC-54)",
+    ),
+});
+/// EC-54: a bitwise reduce's dtypes.
+const CR_BITWISE_DTYPES: Pred = Pred(&PredDef {
+    name: "emu_dtype_supported",
+    says: Some(
+        "in_dtype {in}, out_dtype {out}: a bitwise reduce needs equal \
+     8/16/32-bit integer dtypes (EC-54)",
+    ),
+});
+
 fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     use s4d4_cr::off;
     let f = S4d4Cr::field;
     let opcode = p.opcode();
     reserved(
-        Pred::S4d4CrReservedZero,
+        Pred::S4D4_CR_RESERVED_ZERO,
         f(off::RESERVED0),
         off::RESERVED0,
         &p.reserved0,
@@ -713,7 +868,7 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     // EC-40: a REDUCE_OP byte > 5 fails is_valid_enum right after the reserved bytes.
     if !p.reduce_op.is_named() {
         return Err(fail(
-            Pred::IsValidEnum,
+            CR_REDUCE_OP_ENUM,
             f(off::REDUCE_OP),
             Why::Byte(p.reduce_op.0),
         ));
@@ -725,12 +880,12 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     let dst = Opnd::four(f(off::DST), p.dst, p.out_dtype, true).sbuf_only();
     start_addr(&src, ch)?;
     start_addr(&dst, 1)?;
-    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    channels_in_range(Pred::CHECK_ACTIVE_CHANNELS, f(off::NUM_ACTIVE_CHANNELS), ch)?;
     tensor_valid(&src)?;
     tensor_valid(&dst)?;
     if !p.reduce_axis.is_named() {
         return Err(fail(
-            Pred::ValidReduceAxisEnum,
+            Pred::VALID_REDUCE_AXIS_ENUM,
             f(off::REDUCE_AXIS),
             Why::Byte(p.reduce_axis.0),
         ));
@@ -740,14 +895,10 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     if p.reduce_axis == ReduceAxis::ALL {
         // Every dst num is 1, unless the dst shape comes from a register.
         if !p.dst.addr.shape_from_register() && p.dst.num != [1; 4] {
-            return Err(fail(
-                Pred::ValidAxisDstElementCnt,
-                dst.field,
-                Why::AllAxisDst { dst: dst_count.1 },
-            ));
+            return Err(fail(CR_ALL_AXIS_DST, dst.field, Why::Value(dst_count.1)));
         }
     } else {
-        same_count(Pred::ValidAxisDstElementCnt, dst_count, src_count)?;
+        same_count(Pred::VALID_AXIS_DST_ELEMENT_CNT, dst_count, src_count)?;
     }
     addr_modes(&[src, dst])?;
     check_event_modes_emulated(r)?;
@@ -755,7 +906,7 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     let arith = opcode == Opcode::CROSS_LANE_REDUCE_ARITH;
     if p.reduce_op.is_arith() != arith {
         return Err(fail(
-            Pred::EmuOpcodeSupported,
+            CR_OP_CLASS,
             f(off::REDUCE_OP),
             Why::Reduce {
                 opcode,
@@ -766,14 +917,14 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     if arith {
         for (at, d) in [(off::IN_DTYPE, p.in_dtype), (off::OUT_DTYPE, p.out_dtype)] {
             if d.is_fp8() {
-                return Err(fail(Pred::EmuDtypeSupported, f(at), Why::Dtype(d)));
+                return Err(fail(Pred::EMU_DTYPE_SUPPORTED, f(at), Why::Dtype(d)));
             }
         }
     } else {
         let int32 = matches!(p.in_dtype.size(), Some(1 | 2 | 4)) && p.in_dtype.is_int();
         if p.in_dtype != p.out_dtype || !int32 {
             return Err(fail(
-                Pred::EmuDtypeSupported,
+                CR_BITWISE_DTYPES,
                 f(off::OUT_DTYPE),
                 in_out(p.in_dtype, p.out_dtype),
             ));
@@ -790,24 +941,59 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
 // 0xBE GET_SEQUENCE_BOUNDS
 // ---------------------------------------------------------------------------
 
+/// GET_SEQUENCE_BOUNDS's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
+    pub const HAS_VALID_NC_GET_SEQUENCE_BOUNDS: Pred = Pred(&PredDef {
+        name: "has_valid_nc_get_sequence_bounds",
+        says: None,
+    });
+    /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
+    pub const HAS_VALID_S3D3_SEQ_BOUNDS_CHANNELS: Pred = Pred(&PredDef {
+        name: "has_valid_s3d3_seq_bounds_channels",
+        says: Some("{v}; must be 1"),
+    });
+    /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
+    pub const S3D3_SEQ_BOUNDS_RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "s3d3_seq_bounds_reserved_zero",
+        says: None,
+    });
+    /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
+    pub const HAS_VALID_SEQ_BOUNDS_DTYPE: Pred = Pred(&PredDef {
+        name: "has_valid_seq_bounds_dtype",
+        says: Some("in_dtype {in}, out_dtype {out}; each must be int32 or fp32"),
+    });
+    /// `s3d3_seq_bounds_element_count_check_t3d`.
+    pub const S3D3_SEQ_BOUNDS_ELEMENT_COUNT_CHECK_T3D: Pred = Pred(&PredDef {
+        name: "s3d3_seq_bounds_element_count_check_t3d",
+        says: None,
+    });
+}
+
+/// The element-count check's second clause: `dst.num_elem[2]` must be 2.
+const SEQ_BOUNDS_DIM: Pred = Pred(&PredDef {
+    name: "s3d3_seq_bounds_element_count_check_t3d",
+    says: Some("num_elem[2] = {n}; must be 2 (starts, then ends)"),
+});
+
 fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail> {
     use s3d3_seq_bounds::off;
     let f = S3d3SeqBounds::field;
     not_on_sunda(
-        Pred::HasValidNcGetSequenceBounds,
+        Pred::HAS_VALID_NC_GET_SEQUENCE_BOUNDS,
         Opcode::GET_SEQUENCE_BOUNDS,
         t,
     )?;
     let ch = p.num_active_channels;
-    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    channels_in_range(Pred::CHECK_ACTIVE_CHANNELS, f(off::NUM_ACTIVE_CHANNELS), ch)?;
     if ch != 1 {
         return Err(fail(
-            Pred::HasValidS3d3SeqBoundsChannels,
+            Pred::HAS_VALID_S3D3_SEQ_BOUNDS_CHANNELS,
             f(off::NUM_ACTIVE_CHANNELS),
             Why::Byte(ch),
         ));
     }
-    let rz = Pred::S3d3SeqBoundsReservedZero;
+    let rz = Pred::S3D3_SEQ_BOUNDS_RESERVED_ZERO;
     reserved(rz, f(off::RESERVED0), off::RESERVED0, &[p.reserved0])?;
     reserved(rz, f(off::RESERVED1), off::RESERVED1, &p.reserved1)?;
     dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
@@ -820,7 +1006,7 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
             off::IN_DTYPE
         };
         return Err(fail(
-            Pred::HasValidSeqBoundsDtype,
+            Pred::HAS_VALID_SEQ_BOUNDS_DTYPE,
             f(at),
             in_out(p.in_dtype, p.out_dtype),
         ));
@@ -829,7 +1015,7 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
     let dst = sbuf3(f(off::DST), &p.dst, p.out_dtype, true);
     starts_then_tensors(&[src, dst], ch)?;
     let (n, m) = (p.src.elements(), p.dst.elements());
-    let pred = Pred::S3d3SeqBoundsElementCountCheckT3d;
+    let pred = Pred::S3D3_SEQ_BOUNDS_ELEMENT_COUNT_CHECK_T3D;
     if m != 2 * n {
         let why = Why::DerivedCount {
             count: m,
@@ -839,7 +1025,8 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
         return Err(fail(pred, dst.field, why));
     }
     if p.dst.num[2] != 2 {
-        return Err(fail(pred, dst.field, Why::BoundsDim { num: p.dst.num[2] }));
+        let why = Why::Value(p.dst.num[2] as u64);
+        return Err(fail(SEQ_BOUNDS_DIM, dst.field, why));
     }
     addr_modes(&[src, dst])?;
     check_event_modes_emulated(r)?;
@@ -853,17 +1040,52 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
 // 0xF2 NONZERO_WITH_COUNT
 // ---------------------------------------------------------------------------
 
+/// NONZERO_WITH_COUNT's own predicates (SPEC-KERNELS §13).
+impl Pred {
+    /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
+    pub const HAS_VALID_NC_NONZERO_WITH_COUNT: Pred = Pred(&PredDef {
+        name: "has_valid_nc_nonzero_with_count",
+        says: None,
+    });
+    /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
+    pub const S3D3_NONZERO_WITH_COUNT_RESERVED_ZERO: Pred = Pred(&PredDef {
+        name: "s3d3_nonzero_with_count_reserved_zero",
+        says: None,
+    });
+    /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
+    pub const HAS_VALID_IMMEDIATES: Pred = Pred(&PredDef {
+        name: "has_valid_immediates",
+        says: Some("{v}; IMM_SRC must be 0, 1 or 2"),
+    });
+    /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
+    pub const HAS_VALID_NONZERO_WITH_COUNT_DTYPE: Pred = Pred(&PredDef {
+        name: "has_valid_nonzero_with_count_dtype",
+        says: Some("in_dtype {in}, out_dtype {out}; in must be int32 or fp32, out int32"),
+    });
+    /// `s3d3_nonzero_with_count_element_count_check_t3d`.
+    pub const S3D3_NONZERO_WITH_COUNT_ELEMENT_COUNT_CHECK_T3D: Pred = Pred(&PredDef {
+        name: "s3d3_nonzero_with_count_element_count_check_t3d",
+        says: None,
+    });
+}
+
+/// EC-60: pointer and register immediates are not emulated.
+const NZ_IMM_SRC_MODE: Pred = Pred(&PredDef {
+    name: "emu_addr_mode_supported",
+    says: Some("IMM_SRC {imm}: pointer and register immediates are not emulated (EC-60)"),
+});
+
 fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result<(), Fail> {
     use s3d3_nonzero::off;
     let f = S3d3NonzeroWithCount::field;
     not_on_sunda(
-        Pred::HasValidNcNonzeroWithCount,
+        Pred::HAS_VALID_NC_NONZERO_WITH_COUNT,
         Opcode::NONZERO_WITH_COUNT,
         t,
     )?;
     let ch = p.num_active_channels;
-    channels_in_range(Pred::CheckActiveChannels, f(off::NUM_ACTIVE_CHANNELS), ch)?;
-    let rz = Pred::S3d3NonzeroWithCountReservedZero;
+    channels_in_range(Pred::CHECK_ACTIVE_CHANNELS, f(off::NUM_ACTIVE_CHANNELS), ch)?;
+    let rz = Pred::S3D3_NONZERO_WITH_COUNT_RESERVED_ZERO;
     reserved(rz, f(off::RESERVED0), off::RESERVED0, &p.reserved0)?;
     reserved(rz, f(off::RESERVED1), off::RESERVED1, &p.reserved1)?;
     // EC-60: has_valid_immediates fails iff the IMM_SRC byte is not 0, 1 or 2.
@@ -872,7 +1094,7 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
         (off::PADDING_VAL_SRC, p.padding_val_src),
     ] {
         if !s.is_named() {
-            return Err(fail(Pred::HasValidImmediates, f(at), Why::Byte(s.0)));
+            return Err(fail(Pred::HAS_VALID_IMMEDIATES, f(at), Why::Byte(s.0)));
         }
     }
     dtype_valid(f(off::IN_DTYPE), p.in_dtype, false, false)?;
@@ -881,7 +1103,7 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
     if !in_ok || p.out_dtype != Dtype::INT32 {
         let at = if in_ok { off::OUT_DTYPE } else { off::IN_DTYPE };
         return Err(fail(
-            Pred::HasValidNonzeroWithCountDtype,
+            Pred::HAS_VALID_NONZERO_WITH_COUNT_DTYPE,
             f(at),
             in_out(p.in_dtype, p.out_dtype),
         ));
@@ -892,7 +1114,7 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
     let (n, m) = (p.src.elements(), p.dst.elements());
     if m != n + 1 {
         return Err(fail(
-            Pred::S3d3NonzeroWithCountElementCountCheckT3d,
+            Pred::S3D3_NONZERO_WITH_COUNT_ELEMENT_COUNT_CHECK_T3D,
             dst.field,
             Why::DerivedCount {
                 count: m,
@@ -908,7 +1130,7 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
         (off::PADDING_VAL_SRC, p.padding_val_src),
     ] {
         if s != ImmSrc::INLINE {
-            return Err(fail(Pred::EmuAddrModeSupported, f(at), Why::Byte(s.0)));
+            return Err(fail(NZ_IMM_SRC_MODE, f(at), Why::Byte(s.0)));
         }
     }
     check_event_modes_emulated(r)?;
@@ -934,10 +1156,30 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
 // 0xF0 spec 0 ENGINE_NOP and spec 2 EXTENDED_TTA (EC-55)
 // ---------------------------------------------------------------------------
 
+/// EXTENDED_TTA's own predicates (EC-55).
+impl Pred {
+    /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
+    pub const EXT_TTA_VALID_OP: Pred = Pred(&PredDef {
+        name: "ext_tta_valid_op",
+        says: Some("{alu}; EXTENDED_TTA takes add or mult"),
+    });
+    /// `ext_tta_element_count` (EC-55).
+    pub const EXT_TTA_ELEMENT_COUNT: Pred = Pred(&PredDef {
+        name: "ext_tta_element_count",
+        says: None,
+    });
+}
+
+/// `reserved_zero` on completion_info's reserved bits (EC-55).
+const COMPLETION_RESERVED: Pred = Pred(&PredDef {
+    name: "reserved_zero",
+    says: Some("{x}; its reserved bits 1, 6 and 7 must be 0 (EC-55)"),
+});
+
 /// EC-55: completion_info's reserved bits 1, 6 and 7 must be zero.
 fn completion_reserved(field: FieldRef, info: u8) -> Result<(), Fail> {
     if info & completion::RESERVED != 0 {
-        return Err(fail(Pred::ReservedZero, field, Why::Byte(info)));
+        return Err(fail(COMPLETION_RESERVED, field, Why::Byte(info)));
     }
     Ok(())
 }
@@ -948,7 +1190,7 @@ fn engine_nop(r: &Record, p: &EngineNop, t: Target) -> Result<(), Fail> {
     // EC-55
     completion_reserved(f(off::COMPLETION_INFO), p.completion_info)?;
     reserved(
-        Pred::ReservedZero,
+        Pred::RESERVED_ZERO,
         f(off::RESERVED),
         off::RESERVED,
         &p.reserved,
@@ -960,7 +1202,7 @@ fn engine_nop(r: &Record, p: &EngineNop, t: Target) -> Result<(), Fail> {
             opcode: Opcode::EXTENDED_INST,
             arch: t.arch,
         };
-        return Err(fail(Pred::EmuOpcodeSupported, f(off::SPEC), why));
+        return Err(fail(Pred::EMU_OPCODE_SUPPORTED, f(off::SPEC), why));
     }
     Ok(())
 }
@@ -982,19 +1224,19 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
     // EC-55, in this order.
     completion_reserved(f(off::COMPLETION_INFO), p.completion_info)?;
     reserved(
-        Pred::ReservedZero,
+        Pred::RESERVED_ZERO,
         f(off::RESERVED0),
         off::RESERVED0,
         &p.reserved0,
     )?;
     reserved(
-        Pred::ReservedZero,
+        Pred::RESERVED_ZERO,
         f(off::RESERVED1),
         off::RESERVED1,
         &p.reserved1,
     )?;
     if !matches!(p.op, AluOp::ADD | AluOp::MULT) {
-        return Err(fail(Pred::ExtTtaValidOp, f(off::OP), Why::Byte(p.op.0)));
+        return Err(fail(Pred::EXT_TTA_VALID_OP, f(off::OP), Why::Byte(p.op.0)));
     }
     let (s0, s1, out) = (p.in_dtypes.src0(), p.in_dtypes.src1(), p.out_dtype);
     dtype_valid(f(off::OUT_DTYPE), out, true, false)?;
@@ -1013,8 +1255,8 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
     let c0 = (src0.field, p.src0.elements());
     let c1 = (src1.field, p.src1.elements());
     let cd = (dst.field, p.dst.elements());
-    same_count(Pred::ExtTtaElementCount, c1, c0)?;
-    same_count(Pred::ExtTtaElementCount, cd, c0)?;
+    same_count(Pred::EXT_TTA_ELEMENT_COUNT, c1, c0)?;
+    same_count(Pred::EXT_TTA_ELEMENT_COUNT, cd, c0)?;
     addr_modes(&ops)?;
     check_event_modes_emulated(r)?;
     if t.arch == Arch::Sunda {
@@ -1023,7 +1265,7 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
             opcode: Opcode::EXTENDED_INST,
             arch: t.arch,
         };
-        return Err(fail(Pred::EmuOpcodeSupported, f(off::SPEC), why));
+        return Err(fail(Pred::EMU_OPCODE_SUPPORTED, f(off::SPEC), why));
     }
     // EC-44: FP8 on the converting path.
     for (field, d) in [
@@ -1032,7 +1274,7 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
         (f(off::OUT_DTYPE), out),
     ] {
         if d.is_fp8() {
-            return Err(fail(Pred::EmuDtypeSupported, field, Why::Dtype(d)));
+            return Err(fail(Pred::EMU_DTYPE_SUPPORTED, field, Why::Dtype(d)));
         }
     }
     footprints(&ops, t.arch)?;

@@ -13,7 +13,8 @@ mod s4d4;
 
 pub use crate::isa::layout::FieldRef;
 pub use fail::{
-    EventField, Fail, Operand, OverlapFault, Pred, ShapeFault, TensorFault, Unsupported, Why,
+    EventField, Fail, Operand, OverlapFault, Pred, PredDef, ShapeFault, TensorFault, Unsupported,
+    Why,
 };
 
 use super::enums::Engine;
