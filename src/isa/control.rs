@@ -1,7 +1,7 @@
 //! Layouts of the control and DMA records (leads; SPEC §8.1, EC-22..EC-28).
 
 use super::enums::Dtype;
-use super::layout::{Role, operand_layout};
+use super::layout::operand_layout;
 use super::opcode::Opcode;
 use super::record::{Events, Header, Record};
 use crate::limits::{DRAM_BASE, PSUM_END};
@@ -14,13 +14,13 @@ operand_layout! {
     /// MOV32 0xA7 (EC-26): `reg[reg] = value`.
     Mov32 = "MOV32", mod mov32_off {
         /// The register.
-        reg: u8 = REG @ 12, Role::Required("reg");
+        reg: u8 = REG @ 12, Required("reg");
         /// Undefined.
-        reserved0: [u8; 3] = RESERVED0 @ 13, Role::Reserved;
+        reserved0: [u8; 3] = RESERVED0 @ 13, Reserved;
         /// The value.
-        value: u32 = VALUE @ 16, Role::Required("value");
+        value: u32 = VALUE @ 16, Required("value");
         /// Undefined.
-        reserved1: [u8; 44] = RESERVED1 @ 20, Role::Reserved;
+        reserved1: [u8; 44] = RESERVED1 @ 20, Reserved;
     }
 }
 
@@ -28,23 +28,23 @@ operand_layout! {
     /// CTRL_AL 0xA8 (EC-27): `reg[dst] = reg[src] ± imm`.
     CtrlAl = "CTRL_AL", mod ctrl_al_off {
         /// The ALU op ([`alu`]).
-        op: u8 = OP @ 12, Role::Required("op");
+        op: u8 = OP @ 12, Required("op");
         /// INT32.
-        dtype: Dtype = DTYPE @ 13, Role::Required("dtype");
+        dtype: Dtype = DTYPE @ 13, Required("dtype");
         /// Undefined.
-        reserved0: [u8; 2] = RESERVED0 @ 14, Role::Reserved;
+        reserved0: [u8; 2] = RESERVED0 @ 14, Reserved;
         /// The source register.
-        src: u8 = SRC @ 16, Role::Required("src");
+        src: u8 = SRC @ 16, Required("src");
         /// Undefined.
-        reserved1: [u8; 3] = RESERVED1 @ 17, Role::Reserved;
+        reserved1: [u8; 3] = RESERVED1 @ 17, Reserved;
         /// The destination register.
-        dst: u8 = DST @ 20, Role::Required("dst");
+        dst: u8 = DST @ 20, Required("dst");
         /// Undefined.
-        reserved2: [u8; 3] = RESERVED2 @ 21, Role::Reserved;
+        reserved2: [u8; 3] = RESERVED2 @ 21, Reserved;
         /// The immediate (must fit i32).
-        imm: i64 = IMM @ 24, Role::Required("imm");
+        imm: i64 = IMM @ 24, Required("imm");
         /// Undefined.
-        reserved3: [u8; 32] = RESERVED3 @ 32, Role::Reserved;
+        reserved3: [u8; 32] = RESERVED3 @ 32, Reserved;
     }
 }
 
@@ -52,31 +52,31 @@ operand_layout! {
     /// COMPARE_BRANCH 0xA9 (EC-28).
     CompareBranch = "COMPARE_BRANCH", mod branch_off {
         /// The compare op ([`cmp`]).
-        cmp: u8 = CMP @ 12, Role::Required("cmp");
+        cmp: u8 = CMP @ 12, Required("cmp");
         /// The compared dtype.
-        dtype: Dtype = DTYPE @ 13, Role::Required("dtype");
+        dtype: Dtype = DTYPE @ 13, Required("dtype");
         /// The target mode ([`target`]).
-        target_mode: u8 = TARGET_MODE @ 14, Role::Required("mode");
+        target_mode: u8 = TARGET_MODE @ 14, Required("mode");
         /// Undefined.
-        reserved0: u8 = RESERVED0 @ 15, Role::Reserved;
+        reserved0: u8 = RESERVED0 @ 15, Reserved;
         /// The compare immediate.
-        imm: u32 = IMM @ 16, Role::Required("imm");
+        imm: u32 = IMM @ 16, Required("imm");
         /// Undefined.
-        reserved1: [u8; 12] = RESERVED1 @ 20, Role::Reserved;
+        reserved1: [u8; 12] = RESERVED1 @ 20, Reserved;
         /// The compared register.
-        reg: u8 = REG @ 32, Role::Required("reg");
+        reg: u8 = REG @ 32, Required("reg");
         /// Undefined.
-        reserved2: u8 = RESERVED2 @ 33, Role::Reserved;
+        reserved2: u8 = RESERVED2 @ 33, Reserved;
         /// The target register, low 32 bits.
-        target_lo: u8 = TARGET_LO @ 34, Role::Required("lo");
+        target_lo: u8 = TARGET_LO @ 34, Required("lo");
         /// The target register, high 32 bits.
-        target_hi: u8 = TARGET_HI @ 35, Role::Required("hi");
+        target_hi: u8 = TARGET_HI @ 35, Required("hi");
         /// Undefined.
-        reserved3: [u8; 12] = RESERVED3 @ 36, Role::Reserved;
+        reserved3: [u8; 12] = RESERVED3 @ 36, Reserved;
         /// The relative target (must fit i32).
-        rel: i64 = REL @ 48, Role::Required("rel");
+        rel: i64 = REL @ 48, Required("rel");
         /// Undefined.
-        reserved4: [u8; 8] = RESERVED4 @ 56, Role::Reserved;
+        reserved4: [u8; 8] = RESERVED4 @ 56, Reserved;
     }
 }
 
@@ -84,7 +84,7 @@ operand_layout! {
     /// EVENT_SEMAPHORE 0xA0 and DRAIN 0xA2 (EC-24): the events band only.
     EventsOnly = "EVENTS", mod events_off {
         /// Bytes 12..64 (EVENT_SEMAPHORE: a second wait, reported separately).
-        rest: [u8; 52] = REST @ 12, Role::Reserved;
+        rest: [u8; 52] = REST @ 12, Reserved;
     }
 }
 

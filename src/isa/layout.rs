@@ -313,7 +313,7 @@ pub fn tensor_addr(b: &[u8]) -> Addr4 {
 ///     /// docs
 ///     S4d4Tr = "S4D4_TR", mod off {
 ///         /// field docs
-///         src: Tensor4d = SRC @ 12, Role::Required("src");
+///         src: Tensor4d = SRC @ 12, Required("src");
 ///         ...
 ///     }
 /// }
@@ -324,11 +324,25 @@ macro_rules! operand_layout {
         $name:ident = $cname:literal, mod $off:ident {
             $(
                 $(#[$fdoc:meta])*
-                $field:ident : $ty:ty = $konst:ident @ $at:literal, $role:expr;
+                $field:ident : $ty:ty = $konst:ident @ $at:literal, $role:ident $(($key:literal))?;
             )*
         }
     ) => {
         $(#[$doc])*
+        ///
+        #[doc = concat!("# Layout: `", $cname, "`")]
+        ///
+        /// Bytes 0..4 are the header and 4..12 the events band; the rest, in
+        /// byte order (the text form's keys, form 2, come from this table):
+        ///
+        /// | field | byte | type | text form |
+        /// |---|---|---|---|
+        $(
+            #[doc = concat!(
+                "| `", stringify!($field), "` | ", $at, " | `", stringify!($ty), "` | ",
+                $crate::isa::layout::role_doc!($role $(, $key)?), " |"
+            )]
+        )*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub struct $name {
             /// Bytes 0..4.
@@ -357,7 +371,7 @@ macro_rules! operand_layout {
                     offset: $at,
                     width: <$ty as $crate::isa::layout::Codec>::WIDTH,
                     kind: <$ty as $crate::isa::layout::Codec>::KIND,
-                    role: $role,
+                    role: $crate::isa::layout::Role::$role $(($key))?,
                 },
             )*];
 
@@ -394,6 +408,21 @@ macro_rules! operand_layout {
 }
 
 pub(crate) use operand_layout;
+
+/// The text-form cell of a layout row's role, for the generated rustdoc.
+macro_rules! role_doc {
+    (Required, $key:literal) => {
+        concat!("`", $key, "=`, required")
+    };
+    (Optional, $key:literal) => {
+        concat!("`", $key, "=`, optional (absent: 0)")
+    };
+    (Reserved) => {
+        "reserved: must be 0"
+    };
+}
+
+pub(crate) use role_doc;
 
 /// A fresh header with `opcode` and `inst_word_len` 16.
 pub(crate) const fn header(opcode: super::opcode::Opcode) -> super::record::Header {

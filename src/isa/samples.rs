@@ -2,8 +2,8 @@
 //! `tpb-emu demo`, the docs and the tests.
 
 use super::enums::{Dtype, PoolDim, PoolFunc};
+use super::kernels::s4d4_pl::S4d4Pl;
 use super::opcode::Opcode;
-use super::s4d4_pl::S4d4Pl;
 use super::tensor::{Addr4, Region, Tensor4d};
 
 /// Seed 000 §5.1's src walk over a row-major 4×4 fp32 map at SBUF offset 0:

@@ -35,16 +35,16 @@
 
 pub mod control;
 
-use super::d4_iota::D4Iota;
 use super::enums::{AluOp, Dtype};
 use super::enums::{ReduceAxis, ReduceOp};
-use super::extended::{EngineNop, ExtTta};
+use super::kernels::d4_iota::D4Iota;
+use super::kernels::extended::{EngineNop, ExtTta};
+use super::kernels::s3d3_nonzero::S3d3NonzeroWithCount;
+use super::kernels::s3d3_seq_bounds::S3d3SeqBounds;
+use super::kernels::s3s3d3_tt::S3s3d3Tt;
+use super::kernels::s4d4_cr::S4d4Cr;
+use super::kernels::s4d4_tr::S4d4Tr;
 use super::opcode::Opcode;
-use super::s3d3_nonzero::S3d3NonzeroWithCount;
-use super::s3d3_seq_bounds::S3d3SeqBounds;
-use super::s3s3d3_tt::S3s3d3Tt;
-use super::s4d4_cr::S4d4Cr;
-use super::s4d4_tr::S4d4Tr;
 use super::tensor::{Addr4, Data4d, Region, Tensor2d, Tensor3d, Tensor4d};
 
 /// `n` contiguous elements per lane from `addr`, as a TENSOR4D.

@@ -4,10 +4,10 @@ use super::layout;
 use crate::isa::enums::{
     AluOp, Dtype, ImmSrc, PoolDim, PoolFunc, ReduceAxis, ReduceOp, UpdateMode, WaitMode,
 };
+use crate::isa::kernels::s4d4_pl::S4d4Pl;
 use crate::isa::layout::{Codec, FieldDef, Kind, Role};
 use crate::isa::opcode::{Opcode, OpcodeClass};
 use crate::isa::record::{Events, Header, Record};
-use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::tensor::{Addr4, Data4d, Region, Tensor2d, Tensor3d, Tensor4d};
 use crate::limits::{INST_WORD_LEN, PARTITIONS, RECORD_BYTES};
 

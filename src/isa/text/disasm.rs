@@ -2,9 +2,9 @@
 
 use super::{Form, form, layout};
 use crate::isa::enums::{AluOp, Dtype, DtypePair, ImmSrc, PoolDim, PoolFunc, ReduceAxis, ReduceOp};
+use crate::isa::kernels::s4d4_pl::S4d4Pl;
 use crate::isa::layout::{Codec, FieldDef, Kind, Role};
 use crate::isa::record::{Events, Header, Record, hex};
-use crate::isa::s4d4_pl::S4d4Pl;
 use crate::isa::stream::{StreamError, records};
 use crate::isa::tensor::{Addr4, Data4d, Tensor2d, Tensor3d, Tensor4d};
 use std::fmt::Write;

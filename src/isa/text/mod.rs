@@ -52,15 +52,15 @@
 //! field's range is an error, never truncated. `scale` refuses `nan` (write
 //! the exact bits) and a decimal that overflows f32 (write `inf`).
 //!
-//! ## 2. Kernel fields (COPY, CAST, IOTA, the tensor-tensor pair, CROSS_LANE_REDUCE, GET_SEQUENCE_BOUNDS, NONZERO_WITH_COUNT, EXTENDED_INST specs 0 and 2)
+//! ## 2. Kernel fields (every modelled kernel-table struct but S4D4_PL)
 //!
 //! Used when byte 1 is 16 and every reserved byte of the opcode's struct is
-//! zero (S4D4_TR bytes 39..44; D4_IOTA bytes 32, 35, 40..44; S3S3D3_TT has
-//! none; S4D4_CR 37..40; S3D3_SEQ_BOUNDS 13, 48..64; S3D3_NONZERO_WITH_COUNT
-//! 37..40, 60..64; ENGINE_NOP 14..64; EXTENDED_TTA 17..20, 56..64). The keys come from the struct's one layout table
+//! zero. The keys come from the struct's one layout table
 //! ([`crate::isa::layout`]) and print in byte order; required keys are always
-//! printed, optional keys (`neg`, `op`, `op_dim`, `mask` of S4D4_TR) only when
-//! non-zero, and an absent optional key means zero.
+//! printed, optional keys (S4D4_TR's `neg`, `op`, `op_dim`, `mask`, …) only
+//! when non-zero, and an absent optional key means zero. Each struct's rustdoc
+//! lists its table (every field, its byte, its type, its key or that it is
+//! reserved): follow the operand of each variant of [`Kernel`](crate::isa::Kernel).
 //!
 //! ```text
 //! COPY src=sbuf[0]+0x0{8:1 1:1 1:1 1:1} in=fp32 out=fp32 ch=16 dst=sbuf[0]+0x100{8:1 1:1 1:1 1:1}
@@ -68,46 +68,31 @@
 //! TENSOR_TENSOR_ARITH in=int32:int32 out=int32 op=add_int ch=16 src0=sbuf[0]+0x0{8:1 1:1 1:1} src1=sbuf[0]+0x40{8:1 1:1 1:1} dst=sbuf[0]+0x80{8:1 1:1 1:1}
 //! ```
 //!
-//! | struct | key | field (byte) | printed as |
-//! |---|---|---|---|
-//! | S4D4_TR | `src`, `dst` | TENSOR4D (12, 44) | as in form 1 |
-//! | | `in`, `out` | in_dtype (32), out_dtype (33) | a dtype name or `0xNN` |
-//! | | `ch` | num_active_channels (34) | decimal |
-//! | | `neg`, `mask` | negated (35), mask_enable (38); optional | decimal |
-//! | | `op` | op (36), ALU_OP; optional | `bypass` `add` … `add_int` … (the header names in lower case), else `0xNN` |
-//! | | `op_dim` | op_dim (37), TENSOR_SUBDIM; optional | `unused` `x` `xy` `xyz` `xyzw`, else `0xNN` |
-//! | D4_IOTA | `data` | DATA4D (12) | `<base>{n0:s0 n1:s1 n2:s2 n3:s3}`, base a signed i32 |
-//! | | `out`, `ch` | out_dtype (33), num_active_channels (34) | as above |
-//! | | `mult` | channel_multiplier (36) | signed i32 |
-//! | | `dst` | TENSOR4D (44) | as in form 1 |
-//! | S3S3D3_TT | `in` | in0_in1_dtype (12), DTYPE_PAIR | `<src0>:<src1>`, each nibble a dtype name (EC-43) |
-//! | | `out`, `op`, `ch` | out_dtype (13), op (14), num_active_channels (15) | as above |
-//! | | `src0`, `src1`, `dst` | TENSOR3D (16, 32, 48) | `<addr>{n0:s0 n1:s1 n2:s2}` |
+//! A value prints by its field's type:
 //!
-//! The structs of issue (2) follow the same rules:
-//!
-//! | struct | key | field (byte) | printed as |
-//! |---|---|---|---|
-//! | S4D4_CR (0x7C, 0x7D) | `src`, `in`, `out`, `ch`, `dst` | as S4D4_TR (12, 32, 33, 34, 44) | as above |
-//! | | `op` | reduce_op (35) | `add` `average` `max` `bitwise_or` `bitwise_and` `bitwise_xor`, else `0xNN` |
-//! | | `axis` | reduce_axis (36) | `all` `partitions`, else `0xNN` |
-//! | | `scale` | scale (40), f32 | as POOL's `scale` |
-//! | S3D3_SEQ_BOUNDS (0xBE) | `ch`, `in`, `out` | 12, 14, 15 | as above |
-//! | | `src`, `dst` | TENSOR3D (16, 32) | as above |
-//! | S3D3_NONZERO_WITH_COUNT (0xF2) | `ch`, `in`, `out` | 12, 13, 14 | as above |
-//! | | `offset_src`, `pad_src` | IMM_SRC (15, 36); optional | `inline` `pointer` `register`, else `0xNN` |
-//! | | `offset`, `pad` | IMM_VAL (32, 40) | signed i32 |
-//! | | `src`, `dst` | TENSOR3D (16, 44) | as above |
-//! | 0xF0 spec 0 ENGINE_NOP | `spec`, `info` | spec (12), completion_info (13) | decimal |
-//! | 0xF0 spec 2 EXTENDED_TTA | `spec`, `info`, `in`, `out`, `op` | 12, 13, 14, 15, 16 | as above |
-//! | | `src0`, `src1`, `dst` | TENSOR2D (20, 32, 44) | `<addr>{n0:s0 n1:s1}` |
+//! | type | printed as |
+//! |---|---|
+//! | `Tensor4d` | `<addr>{n0:s0 n1:s1 n2:s2 n3:s3}`, as in form 1 |
+//! | `Tensor3d`, `Tensor2d` | `<addr>{n0:s0 n1:s1 n2:s2}`, `<addr>{n0:s0 n1:s1}` |
+//! | `Data4d` | `<base>{n0:s0 n1:s1 n2:s2 n3:s3}`, base a signed i32 |
+//! | `Dtype` | a dtype name as in form 1, else `0xNN` |
+//! | `DtypePair` | `<src0>:<src1>`, each nibble a dtype name (EC-43) |
+//! | `AluOp` | `bypass` `add` … `add_int` … (the header names in lower case), else `0xNN` |
+//! | `PoolDim` (TENSOR_SUBDIM) | `unused` `x` `xy` `xyz` `xyzw`, else `0xNN` |
+//! | `ReduceOp` | `add` `average` `max` `bitwise_or` `bitwise_and` `bitwise_xor`, else `0xNN` |
+//! | `ReduceAxis` | `all` `partitions`, else `0xNN` |
+//! | `ImmSrc` | `inline` `pointer` `register`, else `0xNN` |
+//! | `F32Bits` | as POOL's `scale` |
+//! | `u8`, `u32` | decimal |
+//! | `i32`, `i64` | signed decimal |
 //!
 //! For EXTENDED_INST the `spec` key chooses the struct (EC-15), so the
 //! assembler reads it first; a spec other than 0 and 2 has no field form
 //! (such records print as `.raw`).
 //!
-//! Signed numbers (`mult`, `offset`, `pad`, the DATA4D base) take an optional
-//! `-`; a nibble takes a dtype name or a number 0..=15.
+//! Signed numbers (an `i32` field such as `mult`, `offset` or `pad`, the
+//! DATA4D base) take an optional `-`; a nibble takes a dtype name or a
+//! number 0..=15.
 //!
 //! ## 3. Events only (every other named opcode)
 //!
@@ -210,11 +195,11 @@ pub use asm::{ParseError, asm, asm_line};
 pub use disasm::{disasm_record, disasm_stream};
 
 use super::inst::Inst;
+use super::kernels::s4d4_pl::S4d4Pl;
 use super::layout::{FieldDef, Role};
 use super::opcode::Opcode;
 use super::opcode::OpcodeClass;
 use super::record::Record;
-use super::s4d4_pl::S4d4Pl;
 use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
 
 /// Which of the four text forms a record takes (see the [module docs](self)).

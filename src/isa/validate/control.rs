@@ -8,11 +8,11 @@
 //! (`emu_footprint_in_bounds`) needs the program's variables and runs when a
 //! program is staged.
 
-use super::fail::*;
-use super::{Target, check_event_modes_emulated};
 use crate::isa::control::{self, Addr8, DmaMemcpy};
 use crate::isa::enums::Dtype;
 use crate::isa::opcode::Opcode;
+use crate::isa::predicates::fail::*;
+use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::Record;
 use crate::limits::NUM_REGISTERS;
 

@@ -6,42 +6,20 @@
 //! face cannot disagree.
 
 mod control;
-mod fail;
-mod footprint;
-mod kernels;
-mod s4d4;
 
 pub use crate::isa::layout::FieldRef;
-pub use fail::{
+pub use crate::isa::predicates::Target;
+pub use crate::isa::predicates::fail::{
     EventField, Fail, Operand, OverlapFault, Pred, PredDef, ShapeFault, TensorFault, Unsupported,
     Why,
 };
 
-use super::enums::Engine;
+use super::kernels::{Kernel, s4d4_pl};
 use super::opcode::OpcodeClass;
 use super::record::Record;
 use super::stream::{StreamError, records};
-use crate::limits::{Arch, INST_WORD_LEN, RECORD_BYTES};
+use crate::limits::{INST_WORD_LEN, RECORD_BYTES};
 use std::fmt;
-
-/// Where a record is validated for: the engine whose stream holds it and the generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub struct Target {
-    /// The engine (SPEC §2's legality column, EC-25).
-    pub engine: Engine,
-    /// The generation (SPEC §3 geometry).
-    pub arch: Arch,
-}
-
-impl Target {
-    /// The POOL engine on `arch`.
-    pub const fn pool(arch: Arch) -> Target {
-        Target {
-            engine: Engine::Pool,
-            arch,
-        }
-    }
-}
 
 /// The diagnostic face: the first failing predicate, in SPEC §5 order.
 pub fn check(r: &Record, t: Target) -> Result<(), Fail> {
@@ -89,12 +67,15 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
     // 5./6./7. per class.
     match class {
         // The hot path: Pool's predicates read the fields in place.
-        OpcodeClass::S4d4Pl => s4d4::check(r, t),
+        OpcodeClass::S4d4Pl => s4d4_pl::check(r, t),
         OpcodeClass::Control | OpcodeClass::Dma => control::check(r, t),
         OpcodeClass::Pseudo | OpcodeClass::Unknown => unreachable!("rejected above"),
-        // Every other kernel class: its decoded operand's predicates
-        // (kernels.rs, an exhaustive match on the decoded record).
-        _ => kernels::check(r, t),
+        // Every other kernel class: its decoded operand's predicates, in
+        // its file under `isa/kernels/` (SPEC-KERNELS §13).
+        _ => match Kernel::decode(r) {
+            Some(k) => k.check(r, t),
+            None => unreachable!("every other class is a kernel-table class"),
+        },
     }
 }
 
@@ -102,25 +83,6 @@ fn tree(r: &Record, t: Target) -> Result<(), Fail> {
 #[inline]
 pub fn is_valid(r: &Record, t: Target) -> bool {
     check(r, t).is_ok()
-}
-
-/// EC-2: the register wait/update forms, checked by every record class after
-/// its hardware predicates.
-pub(crate) fn check_event_modes_emulated(r: &Record) -> Result<(), Fail> {
-    let ev = r.events();
-    if !ev.wait_mode.emu_supported() {
-        return Err(Fail::EmuEventModeSupported {
-            field: EventField::Wait,
-            mode: ev.wait_mode.0,
-        });
-    }
-    if !ev.update_mode.emu_supported() {
-        return Err(Fail::EmuEventModeSupported {
-            field: EventField::Update,
-            mode: ev.update_mode.0,
-        });
-    }
-    Ok(())
 }
 
 /// An invalid record in a stream: where it is and which predicate failed.
