@@ -131,3 +131,39 @@ fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
     kernel_shape(&[data, dst_count])?;
     overlap(&[], &dst, ch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §2.1's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
+            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(D4Iota::FIELDS),
+            [
+                ("data", 12, 20),
+                ("reserved0", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("reserved1", 35, 1),
+                ("channel_multiplier", 36, 4),
+                ("reserved2", 40, 4),
+                ("dst", 44, 20),
+            ]
+        );
+        let mut r = Record::default();
+        for (i, b) in r.0.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let i = D4Iota::decode(&r);
+        assert_eq!(i.data.base, i32::from_le_bytes([12, 13, 14, 15]));
+        assert_eq!(i.data.step[0], i16::from_le_bytes([16, 17]));
+        assert_eq!(i.data.num[3], u16::from_le_bytes([30, 31]));
+        assert_eq!(i.channel_multiplier, i32::from_le_bytes([36, 37, 38, 39]));
+    }
+}

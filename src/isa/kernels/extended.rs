@@ -299,3 +299,33 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
     // EC-42
     overlap(&[src0, src1], &dst, lanes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §6.2 and §6.4's offsets and widths, written out
+    /// independently of the layout macro.
+    #[test]
+    fn layouts_match_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
+            f.iter().map(|d| (d.offset, d.width)).collect()
+        };
+        assert_eq!(rows(EngineNop::FIELDS), [(12, 1), (13, 1), (14, 50)]);
+        assert_eq!(
+            rows(ExtTta::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 1),
+                (17, 3),
+                (20, 12),
+                (32, 12),
+                (44, 12),
+                (56, 8)
+            ]
+        );
+    }
+}

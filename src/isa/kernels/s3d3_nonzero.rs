@@ -194,3 +194,33 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
     let dp = partitions(&dst, lanes.iter().copied());
     overlap_disjoint(&src, &sp, &dst, &dp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §9.1's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
+            f.iter().map(|d| (d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S3d3NonzeroWithCount::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 16),
+                (32, 4),
+                (36, 1),
+                (37, 3),
+                (40, 4),
+                (44, 16),
+                (60, 4)
+            ]
+        );
+    }
+}

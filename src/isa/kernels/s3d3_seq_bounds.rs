@@ -164,3 +164,29 @@ fn sequence_bounds(r: &Record, p: &S3d3SeqBounds, t: Target) -> Result<(), Fail>
     let (sp, dp) = (partitions(&src, 0..1), partitions(&dst, 0..1));
     overlap_disjoint(&src, &sp, &dst, &dp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §8.1's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
+            f.iter().map(|d| (d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S3d3SeqBounds::FIELDS),
+            [
+                (12, 1),
+                (13, 1),
+                (14, 1),
+                (15, 1),
+                (16, 16),
+                (32, 16),
+                (48, 16)
+            ]
+        );
+    }
+}

@@ -317,3 +317,45 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
     kernel_shape(&[c0, c1, cd])?;
     overlap(&[src0, src1], &dst, ch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §4.2's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
+            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S3s3d3Tt::FIELDS),
+            [
+                ("in_dtypes", 12, 1),
+                ("out_dtype", 13, 1),
+                ("op", 14, 1),
+                ("num_active_channels", 15, 1),
+                ("src0", 16, 16),
+                ("src1", 32, 16),
+                ("dst", 48, 16),
+            ]
+        );
+        let mut r = Record::default();
+        for (i, b) in r.0.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let tt = S3s3d3Tt::decode(&r);
+        assert_eq!((tt.in_dtypes.src0().0, tt.in_dtypes.src1().0), (12, 0));
+        assert_eq!(
+            (tt.out_dtype.0, tt.op.0, tt.num_active_channels),
+            (13, 14, 15)
+        );
+        assert_eq!(tt.src0.addr.0, u32::from_le_bytes([16, 17, 18, 19]));
+        assert_eq!(tt.src0.step[2], i16::from_le_bytes([24, 25]));
+        assert_eq!(tt.src0.num[0], u16::from_le_bytes([26, 27]));
+        assert_eq!(tt.src1.addr.0, u32::from_le_bytes([32, 33, 34, 35]));
+        assert_eq!(tt.dst.num[2], u16::from_le_bytes([62, 63]));
+        assert_eq!(S3s3d3Tt::field(48).name, "dst");
+    }
+}

@@ -212,3 +212,31 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
     let dst_parts = partitions(&dst, 0..1);
     overlap_disjoint(&src, &src_parts, &dst, &dst_parts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §5.1's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
+            f.iter().map(|d| (d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S4d4Cr::FIELDS),
+            [
+                (12, 20),
+                (32, 1),
+                (33, 1),
+                (34, 1),
+                (35, 1),
+                (36, 1),
+                (37, 3),
+                (40, 4),
+                (44, 20)
+            ]
+        );
+    }
+}

@@ -527,3 +527,32 @@ fn index_max(d: Dtype) -> u64 {
         _ => u32::MAX as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// seed 000 §3's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
+            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S4d4Pl::FIELDS),
+            [
+                ("src", 12, 20),
+                ("in_dtype", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("reserved0", 35, 1),
+                ("pool_func", 36, 1),
+                ("pool_dim", 37, 1),
+                ("reserved1", 38, 2),
+                ("pool_scale_bits", 40, 4),
+                ("dst", 44, 20),
+            ]
+        );
+    }
+}

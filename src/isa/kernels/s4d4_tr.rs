@@ -205,3 +205,48 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
     kernel_shape(&[src_count, dst_count])?;
     overlap(&[src], &dst, ch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC-KERNELS §3.1's offsets and widths, written out independently of the layout
+    /// macro (which checks that the fields tile bytes 12..64).
+    #[test]
+    fn layout_matches_the_spec() {
+        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
+            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+        };
+        assert_eq!(
+            rows(S4d4Tr::FIELDS),
+            [
+                ("src", 12, 20),
+                ("in_dtype", 32, 1),
+                ("out_dtype", 33, 1),
+                ("num_active_channels", 34, 1),
+                ("negated", 35, 1),
+                ("op", 36, 1),
+                ("op_dim", 37, 1),
+                ("mask_enable", 38, 1),
+                ("reserved1", 39, 5),
+                ("dst", 44, 20),
+            ]
+        );
+        let mut r = Record::default();
+        for (i, b) in r.0.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let t = S4d4Tr::decode(&r);
+        assert_eq!(
+            (t.in_dtype.0, t.out_dtype.0, t.num_active_channels),
+            (32, 33, 34)
+        );
+        assert_eq!(
+            (t.negated, t.op.0, t.op_dim.0, t.mask_enable),
+            (35, 36, 37, 38)
+        );
+        assert_eq!(t.reserved1, [39, 40, 41, 42, 43]);
+        assert_eq!(t.src.addr.0, u32::from_le_bytes([12, 13, 14, 15]));
+        assert_eq!(t.dst.num[3], u16::from_le_bytes([62, 63]));
+    }
+}

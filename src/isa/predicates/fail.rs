@@ -697,7 +697,7 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result
 /// wording of its offending values when it has its own.
 ///
 /// Each kernel declares its predicates as associated consts in its own file
-/// (`impl Pred { pub const HAS_VALID_SEQ_BOUNDS_DTYPE: Pred = .. }`); the
+/// (`impl Pred { pub const MY_KERNEL_DTYPE: Pred = Pred(&PredDef { .. }); }`); the
 /// predicates several kernels share are declared here. Two consts may share
 /// a name and differ in wording (`is_valid_enum` on an ALU_OP or a
 /// REDUCE_OP byte).
