@@ -826,6 +826,12 @@ fn write_template(f: &mut fmt::Formatter<'_>, template: &str, why: Why) -> fmt::
     f.write_str(rest)
 }
 
+/// The slots [`PredDef::says`] may name.
+#[cfg(test)]
+const SLOTS: [&str; 14] = [
+    "v", "x", "alu", "dim", "imm", "d", "in", "out", "op", "opcode", "src0", "src1", "n", "addr",
+];
+
 fn write_slot(f: &mut fmt::Formatter<'_>, slot: &str, why: Why) -> fmt::Result {
     match (slot, why) {
         ("v", Why::Byte(v)) => write!(f, "{v}"),
@@ -1007,5 +1013,65 @@ fn write_unsupported(f: &mut fmt::Formatter<'_>, opcode: Opcode, why: Unsupporte
         Unsupported::DmaCounts { src, dst } => {
             write!(f, "src walk holds {src} elements, dst walk {dst} (EC-23)")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every template written in `src/isa` (`says: Some("…")`) names only
+    /// slots that `write_slot` fills: a typo would print the slot as it stands.
+    #[test]
+    fn every_template_names_known_slots() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).expect("read src/isa") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    files(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/isa"),
+            &mut paths,
+        );
+        let mut templates = 0;
+        for p in paths {
+            let text = std::fs::read_to_string(&p).expect("read source");
+            for (i, _) in text.match_indices("says: Some(\"") {
+                let body = &text[i + "says: Some(\"".len()..];
+                let body = &body[..body.find('"').expect("a closed literal")];
+                templates += 1;
+                for piece in body.split('{').skip(1) {
+                    let slot = &piece[..piece.find('}').expect("a closed slot")];
+                    assert!(SLOTS.contains(&slot), "{}: slot {{{slot}}}", p.display());
+                }
+            }
+        }
+        assert!(templates >= 20, "found {templates} templates");
+    }
+
+    /// A template's slots take the values of its `Why`.
+    #[test]
+    fn templates_fill_their_slots() {
+        let pred = Pred(&PredDef {
+            name: "p",
+            says: Some("{x} ({v}) as {alu}; {n}"),
+        });
+        let field = FieldRef {
+            name: "op",
+            offset: 14,
+        };
+        let f = Fail::Kernel {
+            pred,
+            field,
+            why: Why::Byte(4),
+        };
+        assert_eq!(f.to_string(), "op byte 14: 0x04 (4) as add; {n}");
+        assert_eq!(f.predicate(), "p");
     }
 }
