@@ -195,7 +195,9 @@ fn the_scanner_sees_plain_and_grouped_imports() {
 //   root: when the root imports it from a sibling (`pub use batch::Span`,
 //   or a private `use`, which children see too), the edge goes to that
 //   sibling, the one that defines it (a re-export hides no dependency);
-//   when the root defines it, there is no edge.
+//   when the root defines it, there is no edge. Any other name comes
+//   through the root's glob from a sibling (`pub use kernels::*`, the one
+//   glob of src/isa), when it has exactly one.
 // - A cycle is a strongly connected component (Tarjan) of more than one
 //   node; the message lists its files and the edges inside it, each with
 //   the first path that makes it.
@@ -536,6 +538,7 @@ fn folder_edges(
     // What the root's `use` items bring in: name → the sibling that defines
     // it (`None`: from outside the folder).
     let mut imported: HashMap<String, Option<String>> = HashMap::new();
+    let mut globs: Vec<String> = Vec::new();
     for (_, rs) in refs.iter().filter(|(f, _)| f.node == "mod") {
         for r in rs.iter().filter(|r| r.module == folder) {
             let Some(name) = &r.binds else { continue };
@@ -548,9 +551,26 @@ fn folder_edges(
             let sibling = abs
                 .get(folder.len())
                 .filter(|s| abs.starts_with(folder) && nodes.contains(*s));
-            imported.insert(name.clone(), sibling.cloned());
+            if name == "*" {
+                globs.extend(sibling.cloned());
+            } else {
+                imported.insert(name.clone(), sibling.cloned());
+            }
         }
     }
+    // A name the root neither imports by name nor defines comes from its
+    // glob (`pub use kernels::*`), when it has exactly one from a sibling.
+    let root_text: String = files
+        .iter()
+        .filter(|f| f.node == "mod" && f.module == folder)
+        .map(|f| code_of(&f.text))
+        .collect();
+    let root_defines = |name: &str| {
+        let toks = tokens(&strip_literals(&root_text));
+        toks.windows(2).any(|w| {
+            matches!((&w[0], &w[1]), (Tok::Id(k), Tok::Id(n)) if n == name && ITEM_KEYWORDS.contains(&k.as_str()))
+        })
+    };
     let mut edges = BTreeMap::new();
     for (f, rs) in refs.iter().filter(|(f, _)| f.node != "mod") {
         for r in rs {
@@ -561,8 +581,12 @@ fn folder_edges(
             let name = &abs[folder.len()];
             let to = if nodes.contains(name) {
                 Some(name.clone())
+            } else if let Some(sibling) = imported.get(name) {
+                sibling.clone()
+            } else if globs.len() == 1 && !root_defines(name) {
+                Some(globs[0].clone())
             } else {
-                imported.get(name).cloned().flatten()
+                None
             };
             if let Some(to) = to.filter(|t| t != &f.node && t != "mod") {
                 edges
@@ -573,6 +597,11 @@ fn folder_edges(
     }
     edges
 }
+
+/// The keywords that define an item of the name after them.
+const ITEM_KEYWORDS: [&str; 9] = [
+    "fn", "struct", "enum", "union", "trait", "type", "const", "static", "mod",
+];
 
 /// The strongly connected components of more than one node (Tarjan), each sorted.
 fn cycles(edges: &BTreeMap<(String, String), String>) -> Vec<Vec<String>> {
@@ -822,4 +851,31 @@ fn the_cycle_check_reads_paths_as_rustc_resolves_them() {
         [vec!["a", "b", "c"], vec!["d", "e"]]
             .map(|v| v.into_iter().map(String::from).collect::<Vec<_>>())
     );
+}
+
+#[test]
+fn a_glob_in_the_root_is_an_edge_to_its_sibling() {
+    let folder = vec!["x".to_owned()];
+    let nodes: BTreeSet<String> = ["a", "b"].map(String::from).into();
+    let file = |node: &str, module: &[&str], text: &str| FolderFile {
+        node: node.into(),
+        module: module.iter().map(|s| s.to_string()).collect(),
+        text: text.into(),
+    };
+    let files = [
+        file("mod", &["x"], "mod a; mod b;\npub use a::*;\npub struct R;"),
+        file("a", &["x", "a"], "pub struct A;\npub struct A2;"),
+        // `A` comes through the glob; `R` is the root's own.
+        file(
+            "b",
+            &["x", "b"],
+            "use crate::x::A;\npub fn f() { let _ = super::R; }",
+        ),
+    ];
+    let edges = folder_edges(&folder, &nodes, &files);
+    let pairs: Vec<(&str, &str)> = edges
+        .keys()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(pairs, [("b", "a")]);
 }
