@@ -33,6 +33,14 @@ pub struct Dispatch {
     pub grid: (u32, u32),
 }
 
+/// A device op's GPU kernel: one impl per op, in its family's file
+/// (`pool.rs`, `elementwise.rs`, `lane_kernels.rs`); the executor's
+/// [`super::executor::encode`] match is made from the op registry.
+pub trait GpuKernel {
+    /// The op as one dispatch on device memory of `cx`'s device.
+    fn encode(&self, cx: &EncodeCx) -> Dispatch;
+}
+
 /// One step of a batch, in program order.
 #[derive(Clone, Debug)]
 pub enum Command {

@@ -5,7 +5,7 @@
 //! three; the family's dtypes and op are override constants, so each variant
 //! compiles once.
 
-use super::batch::Dispatch;
+use super::batch::{Dispatch, GpuKernel};
 use super::kernels::{PipelineKey, Shader, grid, in_order};
 use super::types::{EncodeCx, region_base};
 use crate::device::ops::copy::{Conversion, CopyOp};
@@ -481,5 +481,23 @@ fn key(
         shader,
         entry: "elementwise",
         constants,
+    }
+}
+
+impl GpuKernel for CopyOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        copy(self, cx)
+    }
+}
+
+impl GpuKernel for IotaOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        iota(self, cx)
+    }
+}
+
+impl GpuKernel for TtOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        tensor_tensor(self, cx)
     }
 }

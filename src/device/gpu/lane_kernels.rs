@@ -5,7 +5,7 @@
 //! dtypes and the zero/equality tests are override constants, so each
 //! variant compiles once; [`variants`] lists every set this module produces.
 
-use super::batch::Dispatch;
+use super::batch::{Dispatch, GpuKernel};
 use super::kernels::{PipelineKey, Shader, grid, in_order};
 use super::types::{EncodeCx, region_base};
 use crate::device::ops::cross_lane::{ClrOp, Fold};
@@ -330,4 +330,22 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
         }
     }
     keys
+}
+
+impl GpuKernel for ClrOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        cross_lane(self, cx)
+    }
+}
+
+impl GpuKernel for NzOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        nonzero(self, cx)
+    }
+}
+
+impl GpuKernel for SbOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        seq_bounds(self, cx)
+    }
 }

@@ -1,7 +1,7 @@
 //! The Pool/MaxPoolSelect kernel family on the GPU: a [`PoolOp`] encoded as
 //! a dispatch of `shaders/pool.wgsl` (parameters: [`super::params`]).
 
-use super::batch::Dispatch;
+use super::batch::{Dispatch, GpuKernel};
 use super::kernels::{PipelineKey, Shader, grid};
 use super::params::{DstRun, MAX_UNROLLED_ROWS, OP_AVG, OP_MAX, OP_SELECT, PoolParams, Variant};
 use super::types::EncodeCx;
@@ -93,4 +93,10 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
         }
     }
     out
+}
+
+impl GpuKernel for PoolOp {
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        dispatch(self, cx)
+    }
 }
