@@ -1,7 +1,7 @@
 //! Walk reads and writes of one lane: `gather` and `scatter` on a lane's
 //! bytes (the elementwise engine, NonzeroWithCount), and on a region of
-//! device memory (CrossLaneReduce, and through `ops::Walks` the folds next
-//! to their op: GetSequenceBounds).
+//! device memory (CrossLaneReduce, and through `ops::Walks` the folds that
+//! sit next to their op).
 
 use super::lanes::{WalkIter, read_le};
 use crate::device::memory::DeviceMemory;

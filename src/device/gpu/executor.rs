@@ -13,14 +13,14 @@
 //! instead take a capture ([`When::Later`]): a copy of its source queued
 //! behind the ops, collected with others in one wait.
 
-use super::batch::{self, Command, Dispatch, GpuKernel, Staged};
+use super::batch::{self, Command, Dispatch, Staged};
 use super::context::{DeviceError, Gpu};
 use super::kernels::Kernels;
 use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
 use super::params::fits_loop_budget;
 use super::staging::{Mapped, Staging};
-use super::types::{EncodeCx, Span};
+use super::types::{EncodeCx, GpuKernel, Span};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};

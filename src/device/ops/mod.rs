@@ -168,10 +168,9 @@ macro_rules! declare_ops {
             /// Where the op writes, when it writes only along its dst walk:
             /// the dst side (lane `p` in partition `dst.partition + p`, for
             /// [`Op::channels`] lanes) and the bytes of one element. `None`
-            /// for the kernels whose writes follow their own layouts
-            /// (CrossLaneReduce, NonzeroWithCount, GetSequenceBounds): a
-            /// backend that tracks written bytes then counts all of memory as
-            /// written.
+            /// for the kernels whose writes follow their own layouts (their
+            /// [`KernelOp::dst_walk`] keeps the default): a backend that
+            /// tracks written bytes then counts all of memory as written.
             pub fn dst_walk(&self) -> Option<(&pool::Side, usize)> {
                 match self {
                     $(Op::$v(o) => KernelOp::dst_walk(o),)*
