@@ -147,6 +147,9 @@ impl super::KernelOp for CopyOp {
     fn elements(&self) -> u64 {
         CopyOp::elements(self)
     }
+    fn dst(&self) -> &super::pool::Side {
+        CopyOp::dst(self)
+    }
     fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
         Some((self.dst(), self.conversion().dst_size()))
     }

@@ -333,6 +333,9 @@ impl super::KernelOp for ClrOp {
     fn elements(&self) -> u64 {
         ClrOp::elements(self)
     }
+    fn dst(&self) -> &super::pool::Side {
+        ClrOp::dst(self)
+    }
     fn bytes_moved(&self) -> u64 {
         ClrOp::bytes_moved(self)
     }

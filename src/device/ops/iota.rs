@@ -132,6 +132,9 @@ impl super::KernelOp for IotaOp {
     fn elements(&self) -> u64 {
         IotaOp::elements(self)
     }
+    fn dst(&self) -> &super::pool::Side {
+        IotaOp::dst(self)
+    }
     fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
         Some((self.dst(), self.out_ty().size()))
     }

@@ -82,6 +82,9 @@ pub trait KernelOp: Sized + Copy + Into<Op> {
     fn channels(&self) -> u32;
     /// Elements the op reads or writes in all.
     fn elements(&self) -> u64;
+    /// The dst side: where its writes go (along the walk, or in the
+    /// kernel's own layout over its lanes).
+    fn dst(&self) -> &pool::Side;
     /// Where the op writes, when it writes only along its dst walk (see
     /// [`Op::dst_walk`]); the default: it does not.
     fn dst_walk(&self) -> Option<(&pool::Side, usize)> {
@@ -174,6 +177,15 @@ macro_rules! declare_ops {
             pub fn dst_walk(&self) -> Option<(&pool::Side, usize)> {
                 match self {
                     $(Op::$v(o) => KernelOp::dst_walk(o),)*
+                }
+            }
+
+            /// The dst side every op has (see [`KernelOp::dst`]): what a
+            /// reader of memory asks for a kernel with no walk of its own
+            /// ([`Op::dst_walk`] `None`).
+            pub fn dst(&self) -> &pool::Side {
+                match self {
+                    $(Op::$v(o) => KernelOp::dst(o),)*
                 }
             }
 

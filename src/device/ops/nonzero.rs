@@ -124,6 +124,9 @@ impl super::KernelOp for NzOp {
     fn elements(&self) -> u64 {
         NzOp::elements(self)
     }
+    fn dst(&self) -> &super::pool::Side {
+        NzOp::dst(self)
+    }
     fn bytes_moved(&self) -> u64 {
         NzOp::bytes_moved(self)
     }

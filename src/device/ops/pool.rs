@@ -179,6 +179,9 @@ impl super::KernelOp for PoolOp {
     fn elements(&self) -> u64 {
         PoolOp::elements(self)
     }
+    fn dst(&self) -> &Side {
+        PoolOp::dst(self)
+    }
     fn dst_walk(&self) -> Option<(&Side, usize)> {
         Some((self.dst(), self.out_ty().size()))
     }

@@ -171,6 +171,9 @@ impl super::KernelOp for SbOp {
     fn elements(&self) -> u64 {
         SbOp::elements(self)
     }
+    fn dst(&self) -> &Side {
+        SbOp::dst(self)
+    }
     fn bytes_moved(&self) -> u64 {
         SbOp::bytes_moved(self)
     }

@@ -335,6 +335,9 @@ impl super::KernelOp for TtOp {
     fn elements(&self) -> u64 {
         TtOp::elements(self)
     }
+    fn dst(&self) -> &super::pool::Side {
+        TtOp::dst(self)
+    }
     fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
         Some((self.dst(), self.sizes()[2]))
     }
