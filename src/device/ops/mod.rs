@@ -6,9 +6,11 @@
 //! The op list is one table, `for_each_op!`: each row names an op type
 //! that implements [`KernelOp`] (its facts: constructor, lanes, elements,
 //! walks, report name, EC-59 kernel lines) and [`CpuKernel`] (the CPU
-//! reference). The table makes [`Op`], its forwarding methods and `From`
-//! impls here, and the GPU executor's encode match (`gpu/executor.rs`, each
-//! op's `GpuKernel` impl in its family file): a new kernel is one row.
+//! reference, which the CPU executor runs through [`Op::run_cpu`]). The
+//! table makes the op modules, [`Op`], its forwarding methods and `From`
+//! impls here, and in the GPU backend the executor's encode match and the
+//! lists of every program and pipeline (`gpu/test_support.rs`; each op's
+//! `GpuKernel` impl sits in its family's file): a new kernel is one row.
 
 pub mod chip_dma;
 
