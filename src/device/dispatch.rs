@@ -462,6 +462,24 @@ mod tests {
     }
 
     #[test]
+    fn every_row_an_op_runs_is_a_kernel_row_of_the_table() {
+        // An op's `KernelOp::ROWS` run only through a `Kernel` row of the
+        // seed table (seed 002): one with no such row would never run.
+        for opcode in 0..=255u8 {
+            if Op::trace_lines(opcode).is_some() {
+                assert!(
+                    KERNEL_TABLE
+                        .iter()
+                        .any(|r| r.opcode == opcode && matches!(r.handler, Kernel(_))),
+                    "{opcode:#x}"
+                );
+            }
+        }
+        // The two rows no op runs stay errors naming their kernel.
+        assert!(Op::trace_lines(0x52).is_none() && Op::trace_lines(0x7B).is_none());
+    }
+
+    #[test]
     fn cores_share_lanes_by_sixteen() {
         let v: Vec<_> = cores(40).collect();
         assert_eq!(v, [(0, 0..16), (1, 16..32), (2, 32..40)]);
