@@ -5,7 +5,8 @@
 //! scans the kernel table linearly (bounded by its row count, no sentinel) and
 //! calls the row's handler: `decode_pool` switches on `pool_func`; the 0xF0
 //! rows go through `dispatch_extended_inst`, selected by spec; Iota, Copy,
-//! Cast and Tensor-Tensor run their elementwise op with EC-59's kernel line.
+//! Cast, Tensor-Tensor and the other kernels with a device op run it with
+//! EC-59's kernel lines (the op's, `ops::KernelOp::ROWS`).
 //! MaxPoolSelect, and Pool on SUNDA, bypass the table (EC-14). Every other
 //! row is an error naming its kernel, never a skip.
 //!
@@ -32,16 +33,10 @@ pub enum Handler {
     DecodePool,
     /// `dispatch_extended_inst` (seed 002 §7): the 0xF0 band, selected by spec.
     Extended,
-    /// An elementwise kernel the emulator runs (Iota, Copy, Cast,
-    /// Tensor-Tensor): its EC-59 kernel line up to the lane count, e.g.
-    /// `Copy : num_chans = `.
-    Elementwise(&'static str),
-    /// A kernel known by name that the emulator does not emulate.
-    NotEmulated(&'static str),
-    /// CrossLaneReduce (0x7C, 0x7D): runs with no kernel line (EC-59, C-18).
-    CrossLaneReduce,
-    /// GetSequenceBounds (0xBE): its kernel line, then its Decode line (EC-59).
-    SequenceBounds,
+    /// A kernel, by name. It runs when a device op claims its opcode
+    /// ([`Op::trace_lines`]: the op's `KernelOp::ROWS` give its EC-59 kernel
+    /// lines), and is otherwise known but not emulated: an error naming it.
+    Kernel(&'static str),
 }
 
 /// One kernel-table row with the seed's 8-byte semantics
@@ -88,28 +83,29 @@ pub const fn spec_of(r: &Record) -> u8 {
     }
 }
 
-use Handler::{CrossLaneReduce, DecodePool, Elementwise, Extended, NotEmulated, SequenceBounds};
+use Handler::{DecodePool, Extended, Kernel};
 
 /// The CAYMAN/MARIANA kernel table, in registration order (seed 002 §6, SPEC §7).
 pub const KERNEL_TABLE: [KernelRow; 17] = [
-    // EC-59: the kernel lines of the rows that run.
-    KernelRow::new(0x7E, 0, Elementwise("Iota : num_chans = ")),
-    KernelRow::new(0x7C, 0, CrossLaneReduce),
-    KernelRow::new(0x7D, 0, CrossLaneReduce),
+    // Whether a `Kernel` row runs, and its EC-59 lines, is the op registry's
+    // (`ops::KernelOp::ROWS`); the table holds the seed's facts only.
+    KernelRow::new(0x7E, 0, Kernel("Iota")),
+    KernelRow::new(0x7C, 0, Kernel("CrossLaneReduce (arith)")),
+    KernelRow::new(0x7D, 0, Kernel("CrossLaneReduce (bitvec)")),
     KernelRow::new(0x45, 0, DecodePool),
-    KernelRow::new(0x51, 0, Elementwise("TensorTensorBitvec : num_chans = ")),
-    KernelRow::new(0x41, 0, Elementwise("TensorTensorArith num_chans = ")),
+    KernelRow::new(0x51, 0, Kernel("TensorTensor (bitvec)")),
+    KernelRow::new(0x41, 0, Kernel("TensorTensor (arith)")),
     KernelRow::new(0xF0, 0, Extended),
     KernelRow::new(0xF0, 1, Extended),
     KernelRow::new(0xF0, 2, Extended),
     KernelRow::new(0xF0, 4, Extended),
     KernelRow::new(0xF0, 3, Extended),
-    KernelRow::new(0x52, 0, NotEmulated("TensorReduce (bitvec)")),
-    KernelRow::new(0x46, 0, Elementwise("Copy : num_chans = ")),
-    KernelRow::new(0x47, 0, Elementwise("Cast : num_chans = ")),
-    KernelRow::new(0xBE, 0, SequenceBounds),
-    KernelRow::new(0xF2, 0, Elementwise("NonzeroWithCount : num_chans = ")),
-    KernelRow::new(0x7B, 0, NotEmulated("decode_tensor_dequantize")),
+    KernelRow::new(0x52, 0, Kernel("TensorReduce (bitvec)")),
+    KernelRow::new(0x46, 0, Kernel("Copy")),
+    KernelRow::new(0x47, 0, Kernel("Cast")),
+    KernelRow::new(0xBE, 0, Kernel("GetSequenceBounds")),
+    KernelRow::new(0xF2, 0, Kernel("NonzeroWithCount")),
+    KernelRow::new(0x7B, 0, Kernel("decode_tensor_dequantize")),
 ];
 
 /// EC-14: SUNDA's table is the same without the 0x45 row (seed 001 §8 says
@@ -346,14 +342,10 @@ fn run(
             };
             let n = lanes.len();
             let runs: Option<Vec<String>> = match r.handler {
-                DecodePool | NotEmulated(_) => None,
-                // EC-59: the kernel's line in place of Pool's three.
-                Elementwise(line) => Some(vec![format!("{line}{n}")]),
-                CrossLaneReduce => Some(vec![]),
-                SequenceBounds => Some(vec![
-                    format!("GetSequenceBounds : num_chans = {n}"),
-                    format!("Decode : GetSequenceBounds : active_chans = {channels}"),
-                ]),
+                DecodePool => None,
+                // EC-59: the kernel's lines in place of Pool's three.
+                Kernel(_) => Op::trace_lines(opcode.0)
+                    .map(|lines| lines.iter().map(|l| l.text(n, channels)).collect()),
                 Extended => extended_lines(record, spec, n),
             };
             if let Some(lines) = runs {
@@ -382,8 +374,8 @@ fn run(
             }
             let kernel = match r.handler {
                 Extended => Some(extended_kernel(spec).unwrap_or("ExtendedInst")),
-                NotEmulated(name) => Some(name),
-                _ => None,
+                Kernel(name) => Some(name),
+                DecodePool => None,
             };
             if let Some(kernel) = kernel {
                 return Err(DispatchError::NotEmulated {
@@ -467,6 +459,24 @@ mod tests {
         assert_eq!(kernel_table(Arch::Sunda).len(), 16);
         assert!(lookup(kernel_table(Arch::Sunda), key(0x45, 0)).is_none());
         assert_eq!(lookup(&KERNEL_TABLE, key(0xF0, 3)).map(|r| r.0), Some(10));
+    }
+
+    #[test]
+    fn every_row_an_op_runs_is_a_kernel_row_of_the_table() {
+        // An op's `KernelOp::ROWS` run only through a `Kernel` row of the
+        // seed table (seed 002): one with no such row would never run.
+        for opcode in 0..=255u8 {
+            if Op::trace_lines(opcode).is_some() {
+                assert!(
+                    KERNEL_TABLE
+                        .iter()
+                        .any(|r| r.opcode == opcode && matches!(r.handler, Kernel(_))),
+                    "{opcode:#x}"
+                );
+            }
+        }
+        // The two rows no op runs stay errors naming their kernel.
+        assert!(Op::trace_lines(0x52).is_none() && Op::trace_lines(0x7B).is_none());
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod gpu_error;
 pub mod memory;
 pub mod ops;
 
-pub use cpu::{CpuExecutor, CpuOptions};
+pub use cpu::CpuExecutor;
 pub use dispatch::DispatchError;
 pub use exec::{
     BackendError, Begin, Capture, ContractFault, DramWindow, End, Executor, Resident, When, Write,
@@ -34,6 +34,43 @@ use crate::isa::inst::Inst;
 use crate::isa::record::Record;
 use crate::isa::stream::records;
 use crate::isa::validate::{InvalidRecord, StreamInvalid, Target, check};
+use std::num::NonZeroUsize;
+
+/// Host-side knobs of the CPU executor. They never change results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuOptions {
+    /// Most chunks one record is cut into, each a task on rayon's pool (whose
+    /// threads, `RAYON_NUM_THREADS` or the host's cores, bound how many run at
+    /// once); `None` = the host's available parallelism.
+    pub threads: Option<NonZeroUsize>,
+    /// Run every record on the generic path (the definition), never the specialised one.
+    pub force_generic: bool,
+}
+
+/// Below this many elements per thread a record is not split further.
+const MIN_ELEMENTS_PER_THREAD: u64 = 1 << 16;
+
+impl CpuOptions {
+    /// The threads a record of `channels` lanes touching `elements` elements
+    /// in all uses: one for small records, else up to the limit, at most one
+    /// per lane.
+    pub fn threads(&self, channels: u32, elements: u64) -> usize {
+        let by_work = (elements / MIN_ELEMENTS_PER_THREAD).max(1);
+        if by_work == 1 {
+            return 1;
+        }
+        let max = match self.threads {
+            Some(n) => n.get(),
+            None => cpu::host_threads(),
+        };
+        max.min(channels as usize).min(by_work as usize).max(1)
+    }
+
+    /// The threads this executor uses for `op`.
+    pub fn threads_for(&self, op: &Op) -> usize {
+        self.threads(op.channels(), op.elements())
+    }
+}
 
 /// A record that validation accepted for a target, with its byte offset in
 /// its stream. The only constructor is [`Validated::new`].

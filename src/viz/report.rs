@@ -521,15 +521,7 @@ fn did(s: &mut String, step: &Step) {
         Op::Events => s.push_str("events band only"),
         Op::Pool(v) => match DeviceOp::from_validated(v) {
             Some(op) => {
-                let family = match &op {
-                    DeviceOp::Pool(_) => "Pool/MaxPoolSelect",
-                    DeviceOp::Copy(_) => "Copy/Cast",
-                    DeviceOp::Iota(_) => "Iota",
-                    DeviceOp::TensorTensor(_) => "Tensor-Tensor",
-                    DeviceOp::CrossLane(_) => "CrossLaneReduce",
-                    DeviceOp::Nonzero(_) => "NonzeroWithCount",
-                    DeviceOp::SeqBounds(_) => "GetSequenceBounds",
-                };
+                let family = op.family();
                 let _ = write!(
                     s,
                     "{family} kernel on {} lanes: {} elements, {} bytes",

@@ -976,12 +976,9 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
     use tpb_emu::device::Validated;
     use tpb_emu::device::gpu::batch::EncodeCx;
     use tpb_emu::device::gpu::executor::encode;
-    use tpb_emu::device::gpu::kernels::Shader;
     use tpb_emu::device::gpu::test_support::{every_pipeline, is_listed};
-    let pool: HashSet<_> = every_pipeline()
-        .into_iter()
-        .filter(|k| k.shader == Shader::Pool)
-        .collect();
+    let is_pool = |k: &tpb_emu::device::gpu::kernels::PipelineKey| k.shader.label() == "pool.wgsl";
+    let pool: HashSet<_> = every_pipeline().into_iter().filter(is_pool).collect();
     let mut rng = fastrand::Rng::with_seed(0x1157);
     let mut records: Vec<Record> = Vec::new();
     for _ in 0..1500 {
@@ -1008,7 +1005,7 @@ fn every_pipeline_the_encoders_ask_for_is_listed() {
                 loop_budget: None,
             };
             let key = encode(&op, &cx).key;
-            let listed = if key.shader == Shader::Pool {
+            let listed = if is_pool(&key) {
                 pool.contains(&key)
             } else {
                 is_listed(&key)

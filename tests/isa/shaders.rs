@@ -5,18 +5,37 @@
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 use naga::{Expression, ScalarKind, TypeInner};
 use tpb_emu::device::gpu::kernels::Shader;
+use tpb_emu::device::gpu::test_support::every_shader;
 
-const SHADERS: [Shader; 9] = [
-    Shader::Pool,
-    Shader::Copy,
-    Shader::Cast,
-    Shader::Iota,
-    Shader::TensorTensor,
-    Shader::CrossLane,
-    Shader::Nonzero,
-    Shader::SeqBounds,
-    Shader::Spans,
-];
+/// Every program of the library: each op's, the copy kernel, the DMA kernel
+/// and the spans (made from the op registry, so a new kernel's program is
+/// checked without a row here).
+fn shaders() -> Vec<Shader> {
+    every_shader()
+}
+
+#[test]
+fn every_program_is_listed_once_by_label() {
+    let labels: Vec<&str> = shaders().iter().map(|s| s.label()).collect();
+    let mut unique = labels.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), labels.len(), "{labels:?}");
+    for l in [
+        "pool.wgsl",
+        "copy.wgsl",
+        "cast.wgsl",
+        "iota.wgsl",
+        "tensor_tensor.wgsl",
+        "cross_lane.wgsl",
+        "nonzero.wgsl",
+        "seq_bounds.wgsl",
+        "dma.wgsl",
+        "spans.wgsl",
+    ] {
+        assert!(labels.contains(&l), "{l} missing from {labels:?}");
+    }
+}
 
 fn module(shader: Shader) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(shader.source())
@@ -29,7 +48,7 @@ fn module(shader: Shader) -> (naga::Module, naga::valid::ModuleInfo) {
 
 #[test]
 fn every_program_parses_and_validates() {
-    for shader in SHADERS {
+    for shader in shaders() {
         let (module, _) = module(shader);
         assert!(
             !module.entry_points.is_empty(),
@@ -80,7 +99,7 @@ fn vector_selects(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Vec<
 /// integer vectors must be per component (or take a scalar condition).
 #[test]
 fn no_select_of_integer_vectors_by_a_vector_condition() {
-    for shader in SHADERS {
+    for shader in shaders() {
         let (module, info) = module(shader);
         let found = vector_selects(&module, &info);
         assert!(

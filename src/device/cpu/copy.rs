@@ -77,6 +77,12 @@ pub fn execute(op: &CopyOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     );
 }
 
+impl crate::device::ops::CpuKernel for CopyOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -103,3 +103,9 @@ pub fn execute(op: &ClrOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
     super::for_chunks(&mut outs, threads, run);
     write_walk(mem, op.dst(), 0, dsize, &outs);
 }
+
+impl crate::device::ops::CpuKernel for ClrOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}

@@ -43,3 +43,9 @@ pub fn execute(op: &IotaOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
         &[],
     );
 }
+
+impl crate::device::ops::CpuKernel for IotaOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}

@@ -105,3 +105,9 @@ fn compact(op: &NzOp, src: &[u32], out: &mut [u32]) {
     out[n..t].fill(op.padding());
     out[t] = n as u32;
 }
+
+impl crate::device::ops::CpuKernel for NzOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}

@@ -490,3 +490,9 @@ mod fast {
         }
     }
 }
+
+impl crate::device::ops::CpuKernel for PoolOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}

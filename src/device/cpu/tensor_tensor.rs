@@ -68,3 +68,9 @@ pub fn execute(op: &TtOp, mem: &mut DeviceMemory, opts: &CpuOptions) {
         &[Operand { side: a, size: s0 }, Operand { side: b, size: s1 }],
     );
 }
+
+impl crate::device::ops::CpuKernel for TtOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, options: &CpuOptions) {
+        execute(self, mem, options)
+    }
+}

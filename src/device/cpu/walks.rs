@@ -1,6 +1,7 @@
 //! Walk reads and writes of one lane: `gather` and `scatter` on a lane's
 //! bytes (the elementwise engine, NonzeroWithCount), and on a region of
-//! device memory (CrossLaneReduce, GetSequenceBounds).
+//! device memory (CrossLaneReduce, and through `ops::Walks` the folds that
+//! sit next to their op).
 
 use super::lanes::{WalkIter, read_le};
 use crate::device::memory::DeviceMemory;
@@ -48,6 +49,16 @@ pub(crate) fn write_walk(mem: &mut DeviceMemory, s: &Side, lane: u32, size: usiz
     let at = byte(mem, s, lane, 0, size) as i64;
     let mut w = WalkIter::new(s.num, s.step);
     scatter(mem.region_bytes_mut(s.region), at, &mut w, size, vals);
+}
+
+// The folds that live next to their op read and write through this.
+impl crate::device::ops::Walks for DeviceMemory {
+    fn read_walk(&self, s: &Side, lane: u32, size: usize, out: &mut [u32]) {
+        read_walk(self, s, lane, size, out)
+    }
+    fn write_walk(&mut self, s: &Side, lane: u32, size: usize, vals: &[u32]) {
+        write_walk(self, s, lane, size, vals)
+    }
 }
 
 /// Reads the next `out.len()` elements of walk `w` (element 0 at byte `at`).

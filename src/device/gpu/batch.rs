@@ -12,26 +12,20 @@
 use super::context::DeviceError;
 use super::kernels::{Kernels, PARAMS_BYTES, PipelineKey, Shader};
 use super::memory::GpuMemory;
+use super::shaders::program;
 use super::timer::Timer;
 use super::types::Span;
 use std::time::Duration;
 
-pub use super::types::EncodeCx;
+pub use super::types::{Dispatch, EncodeCx};
+
+/// The host's spans (a DMA's bytes up, captures down): `spans.wgsl` alone
+/// (device memory as plain words; the memory layout plus bindings 3 and 4,
+/// `Kernels::spans_layout`).
+pub const SPANS: Shader = program!("spans.wgsl", Spans, ["spans.wgsl"]);
 
 /// Most dispatches recorded into one submission; longer batches are split.
 pub const DISPATCHES_PER_SUBMIT: usize = 16_384;
-
-/// One kernel dispatch, encoded: its pipeline, its parameter block (at most
-/// [`PARAMS_BYTES`]) and its grid.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dispatch {
-    /// The pipeline.
-    pub key: PipelineKey,
-    /// The parameter block's bytes.
-    pub params: Vec<u8>,
-    /// Workgroups along x and y.
-    pub grid: (u32, u32),
-}
 
 /// One step of a batch, in program order.
 #[derive(Clone, Debug)]
@@ -55,7 +49,7 @@ pub enum Command {
 
 /// The host's side of a batch: the bytes its uploads copy (the front of
 /// its staging words), the bytes its captures fill (after them), and the
-/// spans its [`Shader::Spans`] dispatches move, each `(memory word, staging
+/// spans its [`SPANS`] dispatches move, each `(memory word, staging
 /// word, words, 0)`.
 #[derive(Clone, Debug, Default)]
 pub struct Staged {
@@ -115,7 +109,7 @@ impl Staged {
 /// The pipeline of the spans' `upload` or `capture` entry point.
 fn span_key(upload: bool) -> PipelineKey {
     PipelineKey {
-        shader: Shader::Spans,
+        shader: SPANS,
         entry: if upload { "upload" } else { "capture" },
         constants: Vec::new(),
     }
@@ -284,7 +278,7 @@ fn submit(
             });
             while let Some(Command::Dispatch(d)) = commands.get(k) {
                 let group = match (&spans_bind, d.key.shader) {
-                    (Some(g), Shader::Spans) => g,
+                    (Some(g), s) if s == SPANS => g,
                     _ => &bind,
                 };
                 pass.set_pipeline(&pipelines[i]);

@@ -3,13 +3,17 @@
 
 use super::context::{DeviceError, Gpu};
 use super::kernels::{Kernels, PipelineKey, Shader, grid};
+use super::shaders::program;
 use super::timer::Timer;
 use std::time::{Duration, Instant};
+
+/// The benchmarks' reference copy kernel (its own buffers, no device memory).
+pub const SHADER: Shader = program!("copy.wgsl", Derived, ["copy.wgsl"]);
 
 /// The copy kernel's one pipeline.
 pub fn key() -> PipelineKey {
     PipelineKey {
-        shader: Shader::Copy,
+        shader: SHADER,
         entry: "copy",
         constants: Vec::new(),
     }

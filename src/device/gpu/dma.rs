@@ -4,9 +4,8 @@
 //! piece of an element (copying bytes). Conversion is the one override
 //! constant, so the family has two pipelines.
 
-use super::batch::Dispatch;
-use super::kernels::{PipelineKey, Shader, grid};
-use super::types::{EncodeCx, memory_bytes, region_base};
+use super::shaders::program;
+use super::types::{Dispatch, EncodeCx, PipelineKey, Shader, grid, memory_bytes, region_base};
 use crate::device::ops::{ChipDma, ChipWalk, Place};
 use bytemuck::{Pod, Zeroable};
 
@@ -54,9 +53,16 @@ pub(crate) struct DmaParams {
     pub pad: [u32; 2],
 }
 
+/// DMAs between on-chip places (the shared memory and conversion files only).
+pub(crate) const SHADER: Shader = program!(
+    "dma.wgsl",
+    Memory,
+    ["memory.wgsl", "convert.wgsl", "dma.wgsl"]
+);
+
 fn key(convert: bool, rows16: bool) -> PipelineKey {
     PipelineKey {
-        shader: Shader::Dma,
+        shader: SHADER,
         entry: "dma",
         constants: vec![("CONVERT", convert as u32), ("ROWS16", rows16 as u32)],
     }

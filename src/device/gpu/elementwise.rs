@@ -5,9 +5,10 @@
 //! three; the family's dtypes and op are override constants, so each variant
 //! compiles once.
 
-use super::batch::Dispatch;
-use super::kernels::{PipelineKey, Shader, grid, in_order};
-use super::types::{EncodeCx, region_base};
+use super::shaders::program;
+use super::types::{
+    Dispatch, EncodeCx, GpuKernel, PipelineKey, Shader, grid, in_order, region_base,
+};
 use crate::device::ops::copy::{Conversion, CopyOp};
 use crate::device::ops::iota::IotaOp;
 use crate::device::ops::pool::Side;
@@ -17,6 +18,44 @@ use bytemuck::{Pod, Zeroable};
 use std::collections::HashSet;
 use std::mem::{offset_of, size_of};
 use std::sync::OnceLock;
+
+/// Copy and Cast records.
+pub(crate) const CAST: Shader = program!(
+    "cast.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "walk.wgsl",
+        "elementwise.wgsl",
+        "cast.wgsl"
+    ]
+);
+/// Iota records.
+pub(crate) const IOTA: Shader = program!(
+    "iota.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "walk.wgsl",
+        "elementwise.wgsl",
+        "iota.wgsl"
+    ]
+);
+/// Tensor-Tensor records.
+pub(crate) const TENSOR_TENSOR: Shader = program!(
+    "tensor_tensor.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "arith.wgsl",
+        "walk.wgsl",
+        "elementwise.wgsl",
+        "tensor_tensor.wgsl"
+    ]
+);
 
 /// `struct Operand` of shaders/elementwise.wgsl: one operand's walk.
 #[repr(C)]
@@ -71,7 +110,7 @@ pub(crate) struct ElemParams {
 // The WGSL layout: three 48-byte operands, two vec4s, eight u32s.
 const _: () = assert!(size_of::<OperandParams>() == 48);
 const _: () = assert!(size_of::<ElemParams>() == 208);
-const _: () = assert!(size_of::<ElemParams>() as u64 <= super::kernels::PARAMS_BYTES);
+const _: () = assert!(size_of::<ElemParams>() as u64 <= super::types::PARAMS_BYTES);
 const _: () = assert!(offset_of!(ElemParams, src1) == 96);
 const _: () = assert!(offset_of!(ElemParams, gen_num) == 144);
 const _: () = assert!(offset_of!(ElemParams, channels) == 176);
@@ -226,7 +265,7 @@ pub(crate) fn copy(op: &CopyOp, cx: &EncodeCx) -> Dispatch {
     };
     let mut constants = constants;
     constants.push(("SOURCES", 1));
-    dispatch(Shader::Cast, &p, constants, rows, g, cx)
+    dispatch(CAST, &p, constants, rows, g, cx)
 }
 
 /// An Iota op as one dispatch of `iota.wgsl`.
@@ -248,7 +287,7 @@ pub(crate) fn iota(op: &IotaOp, cx: &EncodeCx) -> Dispatch {
         ("GENERATOR", 1),
         ("OUT_DTYPE", op.out_ty().dtype().0 as u32),
     ];
-    dispatch(Shader::Iota, &p, constants, rows, g, cx)
+    dispatch(IOTA, &p, constants, rows, g, cx)
 }
 
 /// A Tensor-Tensor op as one dispatch of `tensor_tensor.wgsl`.
@@ -282,7 +321,7 @@ pub(crate) fn tensor_tensor(op: &TtOp, cx: &EncodeCx) -> Dispatch {
     if f32_path {
         constants.push(("ADD_BY_BITS", cx.add_by_bits as u32));
     }
-    dispatch(Shader::TensorTensor, &p, constants, rows, g, cx)
+    dispatch(TENSOR_TENSOR, &p, constants, rows, g, cx)
 }
 
 /// The shape constants a dispatch can carry (`ROWS`, `WORDS`, `DST_VEC`,
@@ -341,7 +380,7 @@ pub(crate) fn configs() -> Vec<Config> {
             ]);
         }
     }
-    family(Shader::Cast, 1, cast);
+    family(CAST, 1, cast);
     let iota = OutType::ALL
         .iter()
         .map(|o| {
@@ -352,7 +391,7 @@ pub(crate) fn configs() -> Vec<Config> {
             ]
         })
         .collect();
-    family(Shader::Iota, 0, iota);
+    family(IOTA, 0, iota);
     // EC-50/EC-51: the integer band combines 32-bit patterns of integer
     // operands; base ADD/SUBTRACT/MULT take the f32 path for any other
     // dtype triple.
@@ -392,7 +431,7 @@ pub(crate) fn configs() -> Vec<Config> {
             }
         }
     }
-    family(Shader::TensorTensor, 2, tt);
+    family(TENSOR_TENSOR, 2, tt);
     out
 }
 
@@ -417,6 +456,14 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
         }
     }
     out
+}
+
+/// [`variants`]' pipelines of one program.
+fn variants_of(shader: Shader) -> Vec<PipelineKey> {
+    variants()
+        .into_iter()
+        .filter(|k| k.shader == shader)
+        .collect()
 }
 
 /// `elementwise_dense`'s positions per invocation.
@@ -481,5 +528,35 @@ fn key(
         shader,
         entry: "elementwise",
         constants,
+    }
+}
+
+impl GpuKernel for CopyOp {
+    const SHADERS: &'static [Shader] = &[CAST];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        copy(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        variants_of(CAST)
+    }
+}
+
+impl GpuKernel for IotaOp {
+    const SHADERS: &'static [Shader] = &[IOTA];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        iota(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        variants_of(IOTA)
+    }
+}
+
+impl GpuKernel for TtOp {
+    const SHADERS: &'static [Shader] = &[TENSOR_TENSOR];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        tensor_tensor(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        variants_of(TENSOR_TENSOR)
     }
 }

@@ -20,7 +20,7 @@ use super::memory::{GpuMemory, Parts, Route};
 use super::newer::Newer;
 use super::params::fits_loop_budget;
 use super::staging::{Mapped, Staging};
-use super::types::{EncodeCx, Span};
+use super::types::{EncodeCx, GpuKernel, Span};
 use crate::device::memory::DeviceMemory;
 use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};
@@ -103,17 +103,18 @@ const MAX_QUEUED_BYTES: u64 = 64 << 20;
 const MAX_CAPTURED_BYTES: u64 = 256 << 20;
 
 #[doc(hidden)]
-/// The one place that maps a device op to its kernel family's encoder.
+/// The one place that maps a device op to its kernel family's encoder
+/// (its [`GpuKernel`] impl).
 pub fn encode(op: &Op, cx: &EncodeCx) -> Dispatch {
-    match op {
-        Op::Pool(p) => super::pool::dispatch(p, cx),
-        Op::Copy(c) => super::elementwise::copy(c, cx),
-        Op::Iota(i) => super::elementwise::iota(i, cx),
-        Op::TensorTensor(t) => super::elementwise::tensor_tensor(t, cx),
-        Op::CrossLane(c) => super::lane_kernels::cross_lane(c, cx),
-        Op::Nonzero(n) => super::lane_kernels::nonzero(n, cx),
-        Op::SeqBounds(s) => super::lane_kernels::seq_bounds(s, cx),
+    // Each op's `GpuKernel` impl, in its family's file.
+    macro_rules! arms {
+        ($($(#[$doc:meta])* $v:ident($file:ident::$t:ident),)*) => {
+            match op {
+                $(Op::$v(o) => GpuKernel::encode(o, cx),)*
+            }
+        };
     }
+    crate::device::ops::for_each_op!(arms)
 }
 
 impl GpuExecutor {

@@ -1,20 +1,15 @@
-//! The kernel library: every WGSL program the device runs (composed in
-//! `shaders.rs`, one row per program, from the shared files in front
-//! of each kernel family's source, so a fix there reaches every kernel at
-//! once), and one pipeline cache keyed by (shader, entry point, override
-//! constants) that serves every kernel, the benchmark's copy kernel
-//! included.
+//! The kernel library: every WGSL program the device runs (each declared
+//! by the file that encodes it, composed from the shared files in front of
+//! its family's source, so a fix there reaches every kernel at once:
+//! `shaders.rs`), and one pipeline cache keyed by (shader, entry point,
+//! override constants) that serves every kernel, the benchmark's copy
+//! kernel included.
 
 use super::context::lock;
 use super::context::{DeviceError, Gpu};
-pub use super::shaders::{
-    CAST_WGSL, COPY_WGSL, CROSS_LANE_WGSL, DMA_WGSL, IOTA_WGSL, NONZERO_WGSL, POOL_WGSL,
-    SEQ_BOUNDS_WGSL, SPANS_WGSL, TENSOR_TENSOR_WGSL,
-};
-pub use super::types::{PARAMS_BYTES, PipelineKey, Shader};
-
-/// Invocations per workgroup of every kernel (`WORKGROUP` in memory.wgsl).
-pub const WORKGROUP: u32 = 64;
+pub use super::pool::POOL_WGSL;
+pub use super::shaders::Layout;
+pub use super::types::{PARAMS_BYTES, PipelineKey, Shader, WORKGROUP, grid};
 
 /// The kernel library of one device: its programs and pipelines, compiled
 /// on first use into the device's one cache ([`Gpu`] holds it behind a
@@ -43,7 +38,7 @@ impl Kernels {
         &self.gpu.layouts().memory
     }
 
-    /// The bind group layout of [`Shader::Spans`]: binding 0 the memory as
+    /// The bind group layout of the spans program (`batch::SPANS`): binding 0 the memory as
     /// u32 words, 1 the parameter block (dynamic offset), 3 the batch's
     /// staging words, 4 its spans.
     pub fn spans_layout(&self) -> &wgpu::BindGroupLayout {
@@ -81,10 +76,10 @@ impl Kernels {
         let constants: Vec<(&str, f64)> =
             key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
         let layouts = self.gpu.layouts();
-        let layout = match key.shader {
-            Shader::Spans => Some(&layouts.spans_pipeline),
-            s if s.binds_device_memory() => Some(&layouts.memory_pipeline),
-            _ => None,
+        let layout = match key.shader.layout() {
+            Layout::Spans => Some(&layouts.spans_pipeline),
+            Layout::Memory => Some(&layouts.memory_pipeline),
+            Layout::Derived => None,
         };
         let p = self.gpu.scoped(|| {
             self.gpu
@@ -128,26 +123,4 @@ impl Kernels {
     pub fn compiled(&self) -> usize {
         lock(&self.gpu.cache().pipelines).len()
     }
-}
-
-/// Whether a walk over `num`/`step` (elements, dim 0 fastest) visits
-/// consecutive elements: position k is element k.
-pub(crate) fn in_order(num: [u32; 4], step: [i32; 4]) -> bool {
-    let mut span = 1i64;
-    for d in 0..4 {
-        if num[d] > 1 && step[d] as i64 != span {
-            return false;
-        }
-        span *= num[d] as i64;
-    }
-    true
-}
-
-/// The 2-D grid of workgroups for `invocations`: rows of at most `max_x`
-/// workgroups (the kernel reads the row length from its parameters).
-pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
-    let groups = invocations.div_ceil(WORKGROUP as u64);
-    let gx = groups.min(max_x as u64).max(1) as u32;
-    let gy = groups.div_ceil(gx as u64) as u32;
-    (gx, gy)
 }

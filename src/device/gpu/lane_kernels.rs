@@ -3,11 +3,13 @@
 //! (`shaders/seq_bounds.wgsl`), each composed after the shared files and
 //! `shaders/lane_walk.wgsl` (the walk layout, [`WalkParams`]). The fold, the
 //! dtypes and the zero/equality tests are override constants, so each
-//! variant compiles once; [`variants`] lists every set this module produces.
+//! variant compiles once; each op's `GpuKernel::variants` lists every set
+//! its encoder produces.
 
-use super::batch::Dispatch;
-use super::kernels::{PipelineKey, Shader, grid, in_order};
-use super::types::{EncodeCx, region_base};
+use super::shaders::program;
+use super::types::{
+    Dispatch, EncodeCx, GpuKernel, PipelineKey, Shader, grid, in_order, region_base,
+};
 use crate::device::ops::cross_lane::{ClrOp, Fold};
 use crate::device::ops::nonzero::NzOp;
 use crate::device::ops::pool::Side;
@@ -15,6 +17,44 @@ use crate::device::ops::seq_bounds::SbOp;
 use crate::limits::Arch;
 use bytemuck::{Pod, Zeroable};
 use std::mem::size_of;
+
+/// CrossLaneReduce records.
+pub(crate) const CROSS_LANE: Shader = program!(
+    "cross_lane.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "arith.wgsl",
+        "walk.wgsl",
+        "lane_walk.wgsl",
+        "cross_lane.wgsl"
+    ]
+);
+/// NonzeroWithCount records.
+pub(crate) const NONZERO: Shader = program!(
+    "nonzero.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "walk.wgsl",
+        "lane_walk.wgsl",
+        "nonzero.wgsl"
+    ]
+);
+/// GetSequenceBounds records.
+pub(crate) const SEQ_BOUNDS: Shader = program!(
+    "seq_bounds.wgsl",
+    Memory,
+    [
+        "memory.wgsl",
+        "convert.wgsl",
+        "walk.wgsl",
+        "lane_walk.wgsl",
+        "seq_bounds.wgsl"
+    ]
+);
 
 /// `struct Walk` of shaders/lane_walk.wgsl: one operand's walk.
 #[repr(C)]
@@ -92,7 +132,7 @@ const _: () = assert!(size_of::<WalkParams>() == 48);
 const _: () = assert!(size_of::<ClrParams>() == 128);
 const _: () = assert!(size_of::<NzParams>() == 112);
 const _: () = assert!(size_of::<SbParams>() == 112);
-const _: () = assert!(size_of::<ClrParams>() as u64 <= super::kernels::PARAMS_BYTES);
+const _: () = assert!(size_of::<ClrParams>() as u64 <= super::types::PARAMS_BYTES);
 
 fn walk(s: &Side, size: usize, arch: Arch) -> WalkParams {
     let active = s.region.active_bytes(arch);
@@ -207,7 +247,7 @@ pub(crate) fn cross_lane(op: &ClrOp, cx: &EncodeCx) -> Dispatch {
         quads,
     );
     Dispatch {
-        key: key(Shader::CrossLane, "cross_lane", constants),
+        key: key(CROSS_LANE, "cross_lane", constants),
         params: bytemuck::bytes_of(&p).to_vec(),
         grid: g,
     }
@@ -256,7 +296,7 @@ pub(crate) fn nonzero(op: &NzOp, cx: &EncodeCx) -> Dispatch {
     }
     let groups = lanes.len() as u32;
     Dispatch {
-        key: key(Shader::Nonzero, "nonzero", constants),
+        key: key(NONZERO, "nonzero", constants),
         params: bytemuck::bytes_of(&p).to_vec(),
         grid: (groups, 1),
     }
@@ -275,14 +315,14 @@ pub(crate) fn seq_bounds(op: &SbOp, cx: &EncodeCx) -> Dispatch {
         ("FLOAT_OUT", op.float_out() as u32),
     ];
     Dispatch {
-        key: key(Shader::SeqBounds, "seq_bounds", constants),
+        key: key(SEQ_BOUNDS, "seq_bounds", constants),
         params: bytemuck::bytes_of(&p).to_vec(),
         grid: (1, 1),
     }
 }
 
-/// Every pipeline the encoders above can ask for.
-pub(crate) fn variants() -> Vec<PipelineKey> {
+/// Every pipeline [`cross_lane`] can ask for.
+fn cross_lane_variants() -> Vec<PipelineKey> {
     const FLOATS: [u32; 3] = [6, 7, 10];
     const INTS: [u32; 6] = [2, 3, 4, 5, 8, 9];
     let mut keys = Vec::new();
@@ -305,7 +345,7 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
                     };
                     for &v in quads {
                         keys.push(key(
-                            Shader::CrossLane,
+                            CROSS_LANE,
                             "cross_lane",
                             clr_constants(fold, i, all, b, v),
                         ));
@@ -314,20 +354,50 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
             }
         }
     }
-    for f in [0, 1] {
-        keys.push(key(Shader::Nonzero, "nonzero", vec![("FLOAT_IN", f)]));
-        keys.push(key(
-            Shader::Nonzero,
-            "nonzero",
-            vec![("DENSE", 1), ("FLOAT_IN", f)],
-        ));
-        for o in [0, 1] {
-            keys.push(key(
-                Shader::SeqBounds,
+    keys
+}
+
+impl GpuKernel for ClrOp {
+    const SHADERS: &'static [Shader] = &[CROSS_LANE];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        cross_lane(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        cross_lane_variants()
+    }
+}
+
+impl GpuKernel for NzOp {
+    const SHADERS: &'static [Shader] = &[NONZERO];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        nonzero(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        [0, 1]
+            .into_iter()
+            .flat_map(|f| {
+                [
+                    key(NONZERO, "nonzero", vec![("FLOAT_IN", f)]),
+                    key(NONZERO, "nonzero", vec![("DENSE", 1), ("FLOAT_IN", f)]),
+                ]
+            })
+            .collect()
+    }
+}
+
+impl GpuKernel for SbOp {
+    const SHADERS: &'static [Shader] = &[SEQ_BOUNDS];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        seq_bounds(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        let pair = |f, o| {
+            key(
+                SEQ_BOUNDS,
                 "seq_bounds",
                 vec![("FLOAT_IN", f), ("FLOAT_OUT", o)],
-            ));
-        }
+            )
+        };
+        vec![pair(0, 0), pair(0, 1), pair(1, 0), pair(1, 1)]
     }
-    keys
 }

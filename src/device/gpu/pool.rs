@@ -1,12 +1,24 @@
 //! The Pool/MaxPoolSelect kernel family on the GPU: a [`PoolOp`] encoded as
 //! a dispatch of `shaders/pool.wgsl` (parameters: [`super::params`]).
 
-use super::batch::Dispatch;
-use super::kernels::{PipelineKey, Shader, grid};
 use super::params::{DstRun, MAX_UNROLLED_ROWS, OP_AVG, OP_MAX, OP_SELECT, PoolParams, Variant};
+use super::shaders::{Layout, wgsl};
 use super::types::EncodeCx;
+use super::types::{Dispatch, GpuKernel, PipelineKey, Shader, grid};
 use crate::device::convert::{InType, OutType};
 use crate::device::ops::pool::PoolOp;
+
+/// The composed source of Pool and MaxPoolSelect's program.
+pub const POOL_WGSL: &str = wgsl![
+    "memory.wgsl",
+    "convert.wgsl",
+    "arith.wgsl",
+    "walk.wgsl",
+    "pool.wgsl"
+];
+
+/// Pool and MaxPoolSelect.
+pub(crate) const POOL: Shader = Shader::new("pool.wgsl", POOL_WGSL, Layout::Memory);
 
 /// The parameter block of `op` on the device of `cx` (`groups_x` filled in).
 pub(crate) fn params(op: &PoolOp, cx: &EncodeCx) -> (PoolParams, (u32, u32)) {
@@ -30,7 +42,7 @@ pub(crate) fn key(v: Variant, add_by_bits: bool) -> PipelineKey {
         constants.push(("ADD_BY_BITS", add_by_bits as u32));
     }
     PipelineKey {
-        shader: Shader::Pool,
+        shader: POOL,
         entry: v.entry_point(),
         constants,
     }
@@ -93,4 +105,14 @@ pub(crate) fn variants() -> Vec<PipelineKey> {
         }
     }
     out
+}
+
+impl GpuKernel for PoolOp {
+    const SHADERS: &'static [Shader] = &[POOL];
+    fn encode(&self, cx: &EncodeCx) -> Dispatch {
+        dispatch(self, cx)
+    }
+    fn variants() -> Vec<PipelineKey> {
+        variants()
+    }
 }

@@ -1,87 +1,102 @@
-//! The WGSL library, written once: each program of the device ([`Shader`])
-//! with its label and its composition — the shared files (`memory.wgsl` the
-//! device memory bindings and the grid, `convert.wgsl` SPEC §6 loads, EC-13
-//! stores, EC-19, EC-20, `arith.wgsl` f32 add and multiply in integer
-//! arithmetic, `walk.wgsl` coordinates) in front of the family's files, as a
-//! `concat!` of `include_str!`s, never generated text. A new kernel's
-//! program is one row here. A leaf: it uses no other file of the backend.
+//! A WGSL program of the device ([`Shader`]): its label, its layout and its
+//! composition — the shared files (`memory.wgsl` the device memory bindings
+//! and the grid, `convert.wgsl` SPEC §6 loads, EC-13 stores, EC-19, EC-20,
+//! `arith.wgsl` f32 add and multiply in integer arithmetic, `walk.wgsl`
+//! coordinates) in front of the family's files, as a `concat!` of
+//! `include_str!`s, never generated text. Each program is declared with
+//! [`program!`] by the file that encodes it (a kernel family's file, or
+//! `copy.rs`, `dma.rs`, `batch.rs`); the list of all of them is
+//! `test_support::every_shader`, made from the op registry. A leaf: it uses
+//! no other file of the backend.
 
-/// Declares [`Shader`], one composed-source constant per program, and the
-/// `source` and `label` of each, from one table.
-macro_rules! shaders {
-    ($(
-        $(#[$doc:meta])*
-        $variant:ident = $konst:ident, $label:literal, [$($file:literal),+];
-    )*) => {
-        /// A WGSL program of the library.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Shader {
-            $($(#[$doc])* $variant,)*
-        }
-
-        $(
-            #[doc = concat!("The composed source of [`Shader::", stringify!($variant), "`]: ",
-                $("`", $file, "` ",)+ "in this order.")]
-            pub const $konst: &str = concat!($(include_str!(concat!("../../../shaders/", $file))),+);
-        )*
-
-        impl Shader {
-            /// The composed source.
-            pub fn source(self) -> &'static str {
-                match self {
-                    $(Shader::$variant => $konst,)*
-                }
-            }
-
-            /// Its name in labels and errors.
-            pub fn label(self) -> &'static str {
-                match self {
-                    $(Shader::$variant => $label,)*
-                }
-            }
-        }
-    };
+/// How a program's pipelines bind their buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// The shared device-memory layout (`Kernels::memory_layout`).
+    Memory,
+    /// Device memory as plain words, plus bindings 3 and 4
+    /// (`Kernels::spans_layout`).
+    Spans,
+    /// Derived from the shader (buffers of its own, no device memory).
+    Derived,
 }
 
-shaders! {
-    /// Pool and MaxPoolSelect.
-    Pool = POOL_WGSL, "pool.wgsl",
-        ["memory.wgsl", "convert.wgsl", "arith.wgsl", "walk.wgsl", "pool.wgsl"];
-    /// The benchmarks' reference copy kernel (its own buffers, no device memory).
-    Copy = COPY_WGSL, "copy.wgsl", ["copy.wgsl"];
-    /// Copy and Cast records.
-    Cast = CAST_WGSL, "cast.wgsl",
-        ["memory.wgsl", "convert.wgsl", "walk.wgsl", "elementwise.wgsl", "cast.wgsl"];
-    /// Iota records.
-    Iota = IOTA_WGSL, "iota.wgsl",
-        ["memory.wgsl", "convert.wgsl", "walk.wgsl", "elementwise.wgsl", "iota.wgsl"];
-    /// Tensor-Tensor records.
-    TensorTensor = TENSOR_TENSOR_WGSL, "tensor_tensor.wgsl",
-        ["memory.wgsl", "convert.wgsl", "arith.wgsl", "walk.wgsl", "elementwise.wgsl",
-         "tensor_tensor.wgsl"];
-    /// CrossLaneReduce records.
-    CrossLane = CROSS_LANE_WGSL, "cross_lane.wgsl",
-        ["memory.wgsl", "convert.wgsl", "arith.wgsl", "walk.wgsl", "lane_walk.wgsl",
-         "cross_lane.wgsl"];
-    /// NonzeroWithCount records.
-    Nonzero = NONZERO_WGSL, "nonzero.wgsl",
-        ["memory.wgsl", "convert.wgsl", "walk.wgsl", "lane_walk.wgsl", "nonzero.wgsl"];
-    /// GetSequenceBounds records.
-    SeqBounds = SEQ_BOUNDS_WGSL, "seq_bounds.wgsl",
-        ["memory.wgsl", "convert.wgsl", "walk.wgsl", "lane_walk.wgsl", "seq_bounds.wgsl"];
-    /// DMAs between on-chip places (the shared memory and conversion files only).
-    Dma = DMA_WGSL, "dma.wgsl", ["memory.wgsl", "convert.wgsl", "dma.wgsl"];
-    /// The host's spans (a DMA's bytes up, captures down): `spans.wgsl` alone
-    /// (device memory as plain words; the memory layout plus bindings 3 and 4,
-    /// `Kernels::spans_layout`).
-    Spans = SPANS_WGSL, "spans.wgsl", ["spans.wgsl"];
+/// A WGSL program of the library. Programs are equal, and hash, by label
+/// (labels are unique: tests/isa/shaders.rs checks it), so the pipeline
+/// cache never hashes a source.
+#[derive(Clone, Copy, Debug)]
+pub struct Shader {
+    label: &'static str,
+    source: &'static str,
+    layout: Layout,
 }
 
 impl Shader {
-    /// Whether the program binds device memory with the shared layout
-    /// (`Kernels::memory_layout`); otherwise its layout is derived from the
+    /// A program: its label, composed source and layout (see [`program!`]).
+    pub const fn new(label: &'static str, source: &'static str, layout: Layout) -> Shader {
+        Shader {
+            label,
+            source,
+            layout,
+        }
+    }
+
+    /// The composed source.
+    pub fn source(self) -> &'static str {
+        self.source
+    }
+
+    /// Its name in labels and errors.
+    pub fn label(self) -> &'static str {
+        self.label
+    }
+
+    /// How its pipelines bind their buffers.
+    pub fn layout(self) -> Layout {
+        self.layout
+    }
+
+    /// Whether the program binds device memory (with the shared layout, or
+    /// as the spans' plain words); otherwise its layout is derived from the
     /// shader.
     pub fn binds_device_memory(self) -> bool {
-        !matches!(self, Shader::Copy)
+        self.layout != Layout::Derived
     }
 }
+
+impl PartialEq for Shader {
+    fn eq(&self, other: &Shader) -> bool {
+        self.label == other.label
+    }
+}
+
+impl Eq for Shader {}
+
+impl std::hash::Hash for Shader {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.label.hash(h)
+    }
+}
+
+/// The composed source of `shaders/` files, in this order:
+/// `wgsl!["memory.wgsl", "convert.wgsl", "pool.wgsl"]`.
+macro_rules! wgsl {
+    [$($file:literal),+ $(,)?] => {
+        concat!($(include_str!(concat!("../../../shaders/", $file))),+)
+    };
+}
+pub(crate) use wgsl;
+
+/// A [`Shader`] constant: `program!("pool.wgsl", Memory, ["memory.wgsl",
+/// …, "pool.wgsl"])`, the label, the [`Layout`] and the composition (in
+/// this order). Declared by the file that encodes the program.
+macro_rules! program {
+    ($label:literal, $layout:ident, [$($file:literal),+ $(,)?]) => {
+        $crate::device::gpu::shaders::Shader::new(
+            $label,
+            $crate::device::gpu::shaders::wgsl![$($file),+],
+            $crate::device::gpu::shaders::Layout::$layout,
+        )
+    };
+}
+pub(crate) use program;

@@ -1,32 +1,51 @@
-//! Test support: every pipeline the kernel families can ask for, listed
-//! family by family from each family's own list, for the tests that must
-//! see them all (tests/isa/shader_portability.rs translates each one for
+//! Test support: every program and every pipeline the device can ask for,
+//! made from the op registry (each op's `GpuKernel` impl) and the programs
+//! that run no op (the benchmarks' copy kernel, DMAs, the host's spans), for
+//! the tests that must see them all (tests/isa/shaders.rs validates every
+//! program; tests/isa/shader_portability.rs translates each pipeline for
 //! every backend; tests/device/backends.rs checks that the encoders ask for
 //! nothing else). Nothing in the backend uses it: it sits above the
 //! families, so the pipeline cache ([`super::kernels`]) knows none of them.
 
 use super::kernels::{PipelineKey, Shader};
+use super::types::GpuKernel;
+
+/// Every WGSL program of the device: each op's, then the copy kernel, the
+/// DMA kernel and the spans.
+pub fn every_shader() -> Vec<Shader> {
+    macro_rules! shaders {
+        ($($(#[$doc:meta])* $v:ident($file:ident::$t:ident),)*) => {
+            [$(<crate::device::ops::$t as GpuKernel>::SHADERS,)*].concat()
+        };
+    }
+    let mut all = crate::device::ops::for_each_op!(shaders);
+    all.extend([super::copy::SHADER, super::dma::SHADER, super::batch::SPANS]);
+    all
+}
 
 /// The pipelines the portability test (tests/isa/shader_portability.rs)
-/// translates for every backend, family by family from each family's own
-/// list: every Pool variant, the copy kernel, and the elementwise families'
-/// covering set (`elementwise::variants`). [`is_listed`] says
-/// whether the families can produce a key, so the lists cannot go stale.
+/// translates for every backend, from each op's own list and the other
+/// programs': every Pool variant, the elementwise families' covering set
+/// (`elementwise::variants`), every lane kernel's, the copy kernel, the
+/// spans and the DMA kernel. [`is_listed`] says whether the encoders can
+/// produce a key, so the lists cannot go stale.
 pub fn every_pipeline() -> Vec<PipelineKey> {
-    let mut keys = super::pool::variants();
-    keys.extend(super::elementwise::variants());
+    macro_rules! variants {
+        ($($(#[$doc:meta])* $v:ident($file:ident::$t:ident),)*) => {
+            [$(<crate::device::ops::$t as GpuKernel>::variants(),)*].concat()
+        };
+    }
+    let mut keys = crate::device::ops::for_each_op!(variants);
     keys.push(super::copy::key());
-    keys.extend(super::lane_kernels::variants());
     keys.extend(super::batch::span_keys());
     keys.extend(super::dma::variants());
     keys
 }
 
-/// Whether the families' lists hold `key` (every key an encoder produces
-/// must be listed: tests/device/backends.rs checks it on random records).
+/// Whether the lists hold `key` (every key an encoder produces must be
+/// listed: tests/device/backends.rs checks it on random records); the
+/// elementwise families list a covering set, so their keys are checked
+/// against the whole product (`elementwise::covers`).
 pub fn is_listed(key: &PipelineKey) -> bool {
-    match key.shader {
-        Shader::Pool | Shader::Copy | Shader::Spans | Shader::Dma => every_pipeline().contains(key),
-        _ => super::elementwise::covers(key),
-    }
+    super::elementwise::covers(key) || every_pipeline().contains(key)
 }

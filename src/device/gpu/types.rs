@@ -3,9 +3,10 @@
 //! from `shaders.rs`) — where SBUF, PSUM and held DRAM sit in
 //! the memory buffer ([`region_base`], [`memory_bytes`]), a [`Span`] the
 //! host's bytes move along, and what an encoder knows of the device
-//! ([`EncodeCx`], made by [`EncodeCx::of`] in [`super::tuning`]), and what
+//! ([`EncodeCx`], made by [`EncodeCx::of`] in [`super::tuning`]), what
 //! names a compiled pipeline ([`Shader`], [`PipelineKey`]; the device's
-//! pipeline cache is keyed by them).
+//! pipeline cache is keyed by them), an encoded [`Dispatch`] and the grid
+//! it runs on, and [`GpuKernel`], what each op's family implements.
 
 pub use super::shaders::Shader;
 use crate::isa::tensor::Region;
@@ -68,3 +69,55 @@ pub struct PipelineKey {
 /// Bytes of every kernel's parameter block as bound (binding 1): each
 /// kernel's `Params` struct fits in it.
 pub const PARAMS_BYTES: u64 = 256;
+
+/// Invocations per workgroup of every kernel (`WORKGROUP` in memory.wgsl).
+pub const WORKGROUP: u32 = 64;
+
+/// One kernel dispatch, encoded: its pipeline, its parameter block (at most
+/// [`PARAMS_BYTES`]) and its grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The pipeline.
+    pub key: PipelineKey,
+    /// The parameter block's bytes.
+    pub params: Vec<u8>,
+    /// Workgroups along x and y.
+    pub grid: (u32, u32),
+}
+
+/// A device op's GPU kernel: one impl per op, in its family's file
+/// (`pool.rs`, `elementwise.rs`, `lane_kernels.rs`), which also declares its
+/// programs (`shaders::program!`). The executor's encode match and the
+/// lists of every program and pipeline (`test_support`) are made from the
+/// op registry.
+pub trait GpuKernel {
+    /// The programs its dispatches run.
+    const SHADERS: &'static [Shader];
+    /// The op as one dispatch on device memory of `cx`'s device.
+    fn encode(&self, cx: &EncodeCx) -> Dispatch;
+    /// Every pipeline [`GpuKernel::encode`] can ask for, or a covering set
+    /// (`elementwise::variants`).
+    fn variants() -> Vec<PipelineKey>;
+}
+
+/// Whether a walk over `num`/`step` (elements, dim 0 fastest) visits
+/// consecutive elements: position k is element k.
+pub(crate) fn in_order(num: [u32; 4], step: [i32; 4]) -> bool {
+    let mut span = 1i64;
+    for d in 0..4 {
+        if num[d] > 1 && step[d] as i64 != span {
+            return false;
+        }
+        span *= num[d] as i64;
+    }
+    true
+}
+
+/// The 2-D grid of workgroups for `invocations`: rows of at most `max_x`
+/// workgroups (the kernel reads the row length from its parameters).
+pub fn grid(invocations: u64, max_x: u32) -> (u32, u32) {
+    let groups = invocations.div_ceil(WORKGROUP as u64);
+    let gx = groups.min(max_x as u64).max(1) as u32;
+    let gy = groups.div_ceil(gx as u64) as u32;
+    (gx, gy)
+}

@@ -128,3 +128,32 @@ impl CopyOp {
         self.elements() * (self.conversion.src_size() + self.conversion.dst_size()) as u64
     }
 }
+
+impl super::KernelOp for CopyOp {
+    const FAMILY: &'static str = "Copy/Cast";
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[
+        (0x46, &[super::TraceLine::Lanes("Copy : num_chans = ")]),
+        (0x47, &[super::TraceLine::Lanes("Cast : num_chans = ")]),
+    ];
+    fn of_kernel(k: &Kernel) -> Option<CopyOp> {
+        match k {
+            Kernel::S4d4Tr(p) => CopyOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        CopyOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        CopyOp::elements(self)
+    }
+    fn dst(&self) -> &super::pool::Side {
+        CopyOp::dst(self)
+    }
+    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+        Some((self.dst(), self.conversion().dst_size()))
+    }
+    fn bytes_moved(&self) -> u64 {
+        CopyOp::bytes_moved(self)
+    }
+}

@@ -317,6 +317,30 @@ const fn round_int(v: i64, mant: u32, bias: i64, top: i64) -> u32 {
     sign | ((biased as u32) << mant) | (kept as u32 & ((1u32 << mant) - 1))
 }
 
+impl super::KernelOp for ClrOp {
+    const FAMILY: &'static str = "CrossLaneReduce";
+    // EC-59, C-18: it runs with no kernel line.
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0x7C, &[]), (0x7D, &[])];
+    fn of_kernel(k: &Kernel) -> Option<ClrOp> {
+        match k {
+            Kernel::S4d4Cr(p) => ClrOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        ClrOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        ClrOp::elements(self)
+    }
+    fn dst(&self) -> &super::pool::Side {
+        ClrOp::dst(self)
+    }
+    fn bytes_moved(&self) -> u64 {
+        ClrOp::bytes_moved(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,3 +116,29 @@ pub const fn iota_store(out: OutType, v: u32) -> u32 {
         }
     }
 }
+
+impl super::KernelOp for IotaOp {
+    const FAMILY: &'static str = "Iota";
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0x7E, &[super::TraceLine::Lanes("Iota : num_chans = ")])];
+    fn of_kernel(k: &Kernel) -> Option<IotaOp> {
+        match k {
+            Kernel::D4Iota(p) => IotaOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        IotaOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        IotaOp::elements(self)
+    }
+    fn dst(&self) -> &super::pool::Side {
+        IotaOp::dst(self)
+    }
+    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+        Some((self.dst(), self.out_ty().size()))
+    }
+    fn bytes_moved(&self) -> u64 {
+        IotaOp::bytes_moved(self)
+    }
+}

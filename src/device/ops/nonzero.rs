@@ -108,3 +108,26 @@ impl NzOp {
         4 * self.elements()
     }
 }
+
+impl super::KernelOp for NzOp {
+    const FAMILY: &'static str = "NonzeroWithCount";
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0xF2, &[super::TraceLine::Lanes("NonzeroWithCount : num_chans = ")])];
+    fn of_kernel(k: &Kernel) -> Option<NzOp> {
+        match k {
+            Kernel::NonzeroWithCount(p) => NzOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        NzOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        NzOp::elements(self)
+    }
+    fn dst(&self) -> &super::pool::Side {
+        NzOp::dst(self)
+    }
+    fn bytes_moved(&self) -> u64 {
+        NzOp::bytes_moved(self)
+    }
+}

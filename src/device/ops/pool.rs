@@ -162,3 +162,30 @@ impl PoolOp {
         self.channels as u64 * self.period * self.num
     }
 }
+
+impl super::KernelOp for PoolOp {
+    const FAMILY: &'static str = "Pool/MaxPoolSelect";
+    // decode_pool runs it (seed 001), not an EC-59 kernel line.
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[];
+    fn of_kernel(k: &Kernel) -> Option<PoolOp> {
+        match k {
+            Kernel::S4d4Pl(p) => PoolOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        PoolOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        PoolOp::elements(self)
+    }
+    fn dst(&self) -> &Side {
+        PoolOp::dst(self)
+    }
+    fn dst_walk(&self) -> Option<(&Side, usize)> {
+        Some((self.dst(), self.out_ty().size()))
+    }
+    fn bytes_moved(&self) -> u64 {
+        PoolOp::bytes_moved(self)
+    }
+}

@@ -1,10 +1,13 @@
 //! The GetSequenceBounds device op: 0xBE GET_SEQUENCE_BOUNDS (SPEC-KERNELS
 //! §8, EC-57). One lane of n ids; dst walk positions 0..n−1 get each id's
 //! run start, n..2n−1 its run end (the vendor test's definition, §8.3). The
-//! CPU reference is `device::cpu::seq_bounds`; the GPU kernel is
-//! `shaders/seq_bounds.wgsl`.
+//! CPU reference is here ([`bounds`], run by its `CpuKernel` impl); the GPU
+//! kernel is `shaders/seq_bounds.wgsl` (encoded in `gpu/lane_kernels.rs`).
 
 use super::pool::Side;
+use super::{CpuKernel, Walks};
+use crate::device::CpuOptions;
+use crate::device::memory::DeviceMemory;
 use crate::device::Validated;
 use crate::isa::enums::Dtype;
 use crate::isa::inst::{Inst, Kernel};
@@ -127,6 +130,52 @@ impl SbOp {
     /// Bytes one execution reads and writes.
     pub fn bytes_moved(&self) -> u64 {
         4 * self.elements()
+    }
+}
+
+/// The CPU reference: starts at dst walk positions 0..n, ends at n..2n (EC-57).
+impl CpuKernel for SbOp {
+    fn run_cpu(&self, mem: &mut DeviceMemory, _: &CpuOptions) {
+        let n = self.count() as usize;
+        let mut ids = vec![0u32; n];
+        mem.read_walk(self.src(), 0, 4, &mut ids);
+        let (start, end) = bounds(self.float_in(), &ids);
+        let out: Vec<u32> = start
+            .iter()
+            .chain(&end)
+            .map(|&v| index_bits(self.float_out(), v))
+            .collect();
+        mem.write_walk(self.dst(), 0, 4, &out);
+    }
+}
+
+impl super::KernelOp for SbOp {
+    const FAMILY: &'static str = "GetSequenceBounds";
+    // EC-59: its kernel line, then its Decode line.
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(
+        0xBE,
+        &[
+            super::TraceLine::Lanes("GetSequenceBounds : num_chans = "),
+            super::TraceLine::Channels("Decode : GetSequenceBounds : active_chans = "),
+        ],
+    )];
+    fn of_kernel(k: &Kernel) -> Option<SbOp> {
+        match k {
+            Kernel::SeqBounds(p) => SbOp::of(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        SbOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        SbOp::elements(self)
+    }
+    fn dst(&self) -> &Side {
+        SbOp::dst(self)
+    }
+    fn bytes_moved(&self) -> u64 {
+        SbOp::bytes_moved(self)
     }
 }
 

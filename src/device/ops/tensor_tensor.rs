@@ -313,3 +313,35 @@ impl TtOp {
         })
     }
 }
+
+impl super::KernelOp for TtOp {
+    const FAMILY: &'static str = "Tensor-Tensor";
+    // 0xF0 spec 2 has its lines from dispatch_extended_inst.
+    const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[
+        (0x51, &[super::TraceLine::Lanes("TensorTensorBitvec : num_chans = ")]),
+        (0x41, &[super::TraceLine::Lanes("TensorTensorArith num_chans = ")]),
+    ];
+    fn of_kernel(k: &Kernel) -> Option<TtOp> {
+        match k {
+            Kernel::S3s3d3Tt(p) => TtOp::of(p),
+            // EC-55: spec 2 runs as Tensor-Tensor; spec 0 has no datapath work.
+            Kernel::ExtTta(p) => TtOp::of_ext_tta(p),
+            _ => None,
+        }
+    }
+    fn channels(&self) -> u32 {
+        TtOp::channels(self)
+    }
+    fn elements(&self) -> u64 {
+        TtOp::elements(self)
+    }
+    fn dst(&self) -> &super::pool::Side {
+        TtOp::dst(self)
+    }
+    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+        Some((self.dst(), self.sizes()[2]))
+    }
+    fn bytes_moved(&self) -> u64 {
+        TtOp::bytes_moved(self)
+    }
+}
