@@ -383,10 +383,42 @@ mod tests {
             (DeviceError::Validation("x".into()).into(), Exit::Exec),
             (ModelError::File(file(false)).into(), Exit::BadInput),
             (ModelError::File(file(true)).into(), Exit::Usage),
-            (ModelError::Load("x".into()).into(), Exit::BadInput),
-            (ModelError::Input("x".into()).into(), Exit::BadInput),
-            (ModelError::Name("x".into()).into(), Exit::Usage),
-            (ModelError::Invalid("x".into()).into(), Exit::Invalid),
+            (
+                ModelError::from(crate::model::LoadError::Neff {
+                    name: "x.neff".into(),
+                    source: crate::neff::NeffError::Md5Mismatch,
+                })
+                .into(),
+                Exit::BadInput,
+            ),
+            (
+                ModelError::from(crate::model::InputFault::Size {
+                    name: "x".into(),
+                    got: 1,
+                    bytes: 4,
+                    dtype: crate::isa::enums::Dtype::FP32,
+                    shape: vec![1],
+                })
+                .into(),
+                Exit::BadInput,
+            ),
+            (
+                ModelError::from(crate::model::NameFault::MissingInput("x".into())).into(),
+                Exit::Usage,
+            ),
+            (
+                ModelError::from(crate::model::Rejection::Trigger(
+                    crate::neff::lower::TriggerRejected {
+                        engine: crate::isa::enums::Engine::Pool,
+                        offset: 0,
+                        opcode: 0xC1,
+                        predicate: "emu_opcode_supported",
+                        why: crate::neff::lower::TriggerFault::EmptyQueue,
+                    },
+                ))
+                .into(),
+                Exit::Invalid,
+            ),
             (ModelError::Run(run()).into(), Exit::Exec),
             (
                 ModelError::Disagrees {
@@ -543,8 +575,8 @@ mod tests {
         );
         let d = DeviceError::Lost("gone".into());
         assert_eq!(CliError::from(d.clone()).to_string(), d.to_string());
-        let m = ModelError::Name("no input".into());
-        assert_eq!(CliError::from(m).to_string(), "no input");
+        let m = ModelError::from(crate::model::NameFault::MissingInput("x".into()));
+        assert_eq!(CliError::from(m).to_string(), "missing --input x=FILE.npy");
         let e = CliError::Encode {
             path: p.to_owned(),
             why: "npy header: x".into(),
