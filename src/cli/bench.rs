@@ -189,8 +189,7 @@ fn kernel_elements(lane_bytes: u64, arch: Arch) -> u32 {
 }
 
 fn kernel_op(r: &Record, arch: Arch) -> Result<Op, CliError> {
-    let v = Validated::new(0, *r, Target::pool(arch))
-        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
+    let v = Validated::new(0, *r, Target::pool(arch)).map_err(CliError::BenchRecord)?;
     Op::from_validated(&v).ok_or_else(|| CliError::Exec("no device op".into()))
 }
 
@@ -233,8 +232,7 @@ pub fn small_record(i: u32) -> S4d4Pl {
 }
 
 fn op_of(p: &S4d4Pl, arch: Arch) -> Result<PoolOp, CliError> {
-    let v = Validated::new(0, p.encode(), Target::pool(arch))
-        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
+    let v = Validated::new(0, p.encode(), Target::pool(arch)).map_err(CliError::BenchRecord)?;
     PoolOp::from_validated(&v).ok_or_else(|| CliError::Exec("not a pool record".into()))
 }
 
@@ -393,7 +391,7 @@ fn bench_cpu(
             }
             k => exec
                 .execute(&kernels[k - 3], mem)
-                .map_err(|e| CliError::Exec(e.to_string()))?,
+                .map_err(CliError::Backend)?,
         }
         Ok(t0.elapsed())
     })?;

@@ -173,6 +173,103 @@ pub enum CliError {
         /// What the encoder said.
         source: image::ImageError,
     },
+    /// An engine stream that is not whole records (`lower`, `neff lower`),
+    /// with the manifest that names it, if any.
+    #[error(
+        "{}{engine} stream: {source}",
+        .manifest.as_ref().map(|m| format!("{}: ", m.display())).unwrap_or_default()
+    )]
+    EngineStream {
+        /// The manifest.
+        manifest: Option<PathBuf>,
+        /// The engine.
+        engine: crate::isa::enums::Engine,
+        /// Why.
+        source: StreamError,
+    },
+    /// An array of `exec --load`/`--dump` that does not fit where it goes.
+    #[error("{flag} {}: {source}", .path.display())]
+    HostArray {
+        /// `--load` or `--dump`.
+        flag: &'static str,
+        /// The `.npy`.
+        path: PathBuf,
+        /// Why.
+        source: crate::device::MemError,
+    },
+    /// `pool --dtype` other than the `.npy`'s element type.
+    #[error("{}: --dtype {asked} but the .npy holds {holds}", .path.display())]
+    InputDtype {
+        /// The `.npy`.
+        path: PathBuf,
+        /// The `--dtype`.
+        asked: crate::isa::enums::Dtype,
+        /// The file's element type.
+        holds: crate::isa::enums::Dtype,
+    },
+    /// An input the front end cannot pool (`pool`).
+    #[error("{}: {source}", .path.display())]
+    Pooling {
+        /// The `.npy`.
+        path: PathBuf,
+        /// Why.
+        source: Box<crate::frontend::FrontendError>,
+    },
+    /// A tensor `viz` cannot draw, with its file when the file is known.
+    #[error(
+        "{}{source}",
+        .path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default()
+    )]
+    Tensor {
+        /// The `.npy`.
+        path: Option<PathBuf>,
+        /// Why.
+        source: crate::viz::VizError,
+    },
+    /// `viz --footprint STREAM --record N` past the stream's end.
+    #[error("{}: no record {n} (the stream holds {count})", .path.display())]
+    NoRecord {
+        /// The stream.
+        path: PathBuf,
+        /// The record asked for.
+        n: usize,
+        /// The records it holds.
+        count: usize,
+    },
+    /// A record whose footprint `viz --footprint` cannot draw.
+    #[error("{} record {n} (offset {offset}): {source}", .path.display())]
+    Footprint {
+        /// The stream.
+        path: PathBuf,
+        /// The record's index.
+        n: usize,
+        /// Its byte offset.
+        offset: usize,
+        /// Why.
+        source: crate::viz::VizError,
+    },
+    /// `run --snapshot` of a record the run never executed.
+    #[error("--snapshot {0}: the run ended without executing that record (no snapshot written)")]
+    SnapshotNotReached(
+        /// The `--snapshot` argument.
+        String,
+    ),
+    /// A record `bench` generated that fails validation (bad input, as
+    /// README's table has it for any invalid record `bench` is given).
+    #[error("benchmark record: {0}")]
+    BenchRecord(InvalidRecord),
+    /// A backend failure outside a run (`bench`'s kernels).
+    #[error(transparent)]
+    Backend(#[from] crate::device::BackendError),
+    /// The program `bench program` generated was rejected: an internal error.
+    #[error("bench program: generated program rejected: {0}")]
+    BenchProgram(Box<crate::runtime::StageError>),
+    /// `demo` configurations whose output differs from the reference.
+    #[error("demo checks failed: {}", .0.join(", "))]
+    DemoFailed(
+        /// Their names.
+        Vec<&'static str>,
+    ),
 }
 
 impl CliError {
@@ -191,7 +288,15 @@ impl CliError {
             | CliError::Pack(_)
             | CliError::Neff { .. }
             | CliError::Asm { .. }
-            | CliError::NotUtf8 { .. } => Exit::BadInput,
+            | CliError::NotUtf8 { .. }
+            | CliError::EngineStream { .. }
+            | CliError::HostArray { .. }
+            | CliError::InputDtype { .. }
+            | CliError::Pooling { .. }
+            | CliError::Tensor { .. }
+            | CliError::NoRecord { .. }
+            | CliError::Footprint { .. }
+            | CliError::BenchRecord(_) => Exit::BadInput,
             CliError::Usage(_) | CliError::Collision(_) => Exit::Usage,
             CliError::Exec(_)
             | CliError::Stdout(_)
@@ -202,7 +307,11 @@ impl CliError {
             | CliError::Picture { .. }
             | CliError::Json(_)
             | CliError::Encode { .. }
-            | CliError::Png { .. } => Exit::Exec,
+            | CliError::Png { .. }
+            | CliError::SnapshotNotReached(_)
+            | CliError::Backend(_)
+            | CliError::BenchProgram(_)
+            | CliError::DemoFailed(_) => Exit::Exec,
             CliError::Device(d) => device_exit(d),
             CliError::Model(m) => model_exit(m),
             CliError::Npy(n) => npy_exit(n),
@@ -339,6 +448,26 @@ mod tests {
     }
 
     /// Every error kind, with the exit code README's contract gives it.
+    /// A stream of three bytes ([`CliError::EngineStream`]).
+    fn engine_stream(manifest: Option<&str>) -> CliError {
+        CliError::EngineStream {
+            manifest: manifest.map(PathBuf::from),
+            engine: crate::isa::enums::Engine::Pool,
+            source: crate::isa::stream::records(&[0; 3])
+                .map(|_| ())
+                .unwrap_err(),
+        }
+    }
+
+    /// Data of the wrong length for its lanes.
+    fn mem_error() -> crate::device::MemError {
+        crate::device::MemError::LengthMismatch {
+            lanes: 2,
+            len: 4,
+            got: 3,
+        }
+    }
+
     fn kinds() -> Vec<(CliError, Exit)> {
         let run = || RunError::RecordBudget { limit: 1 };
         vec![
@@ -375,6 +504,76 @@ mod tests {
             (CliError::BadInput("x".into()), Exit::BadInput),
             (CliError::Exec("x".into()), Exit::Exec),
             (CliError::Stdout(io()), Exit::Exec),
+            (engine_stream(None), Exit::BadInput),
+            (
+                CliError::HostArray {
+                    flag: "--load",
+                    path: "x.npy".into(),
+                    source: mem_error(),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::InputDtype {
+                    path: "x.npy".into(),
+                    asked: crate::isa::enums::Dtype::FP16,
+                    holds: crate::isa::enums::Dtype::FP32,
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Pooling {
+                    path: "x.npy".into(),
+                    source: Box::new(crate::frontend::FrontendError::Bad(
+                        crate::frontend::Unsupported::Dtype {
+                            dtype: crate::isa::enums::Dtype::INT8,
+                        },
+                    )),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Tensor {
+                    path: None,
+                    source: crate::viz::VizError::Shape("x".into()),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::NoRecord {
+                    path: "s.bin".into(),
+                    n: 3,
+                    count: 2,
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Footprint {
+                    path: "s.bin".into(),
+                    n: 0,
+                    offset: 0,
+                    source: crate::viz::VizError::Shape("x".into()),
+                },
+                Exit::BadInput,
+            ),
+            (CliError::SnapshotNotReached("pool:3".into()), Exit::Exec),
+            (
+                CliError::BenchProgram(Box::new(crate::runtime::StageError::OutOfMemory {
+                    bytes: 1,
+                    dram: 1,
+                })),
+                Exit::Exec,
+            ),
+            (CliError::DemoFailed(vec!["max_2x2"]), Exit::Exec),
+            (CliError::BenchRecord(invalid()), Exit::BadInput),
+            (
+                crate::device::BackendError::contract(
+                    "gpu",
+                    crate::device::ContractFault::HoldsNoDram,
+                )
+                .into(),
+                Exit::Exec,
+            ),
             (
                 DeviceError::NoAdapter(String::new()).into(),
                 Exit::NoAdapter,
@@ -582,5 +781,76 @@ mod tests {
             why: "npy header: x".into(),
         };
         assert_eq!(e.to_string(), "out.png: npy header: x");
+    }
+
+    /// The kinds that replaced formatted `BadInput`/`Exec` messages print
+    /// what those messages said.
+    #[test]
+    fn kinds_that_were_messages_print_the_same_text() {
+        let stream = crate::isa::stream::records(&[0; 3])
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            engine_stream(None).to_string(),
+            format!("{} stream: {stream}", crate::isa::enums::Engine::Pool)
+        );
+        assert_eq!(
+            engine_stream(Some("p.toml")).to_string(),
+            format!(
+                "p.toml: {} stream: {stream}",
+                crate::isa::enums::Engine::Pool
+            )
+        );
+        let host = CliError::HostArray {
+            flag: "--dump",
+            path: "y.npy".into(),
+            source: mem_error(),
+        };
+        assert_eq!(host.to_string(), format!("--dump y.npy: {}", mem_error()));
+        let dtype = CliError::InputDtype {
+            path: "x.npy".into(),
+            asked: crate::isa::enums::Dtype::FP16,
+            holds: crate::isa::enums::Dtype::FP32,
+        };
+        assert_eq!(
+            dtype.to_string(),
+            format!(
+                "x.npy: --dtype {} but the .npy holds {}",
+                crate::isa::enums::Dtype::FP16,
+                crate::isa::enums::Dtype::FP32
+            )
+        );
+        let shape = || crate::viz::VizError::Shape("bad".into());
+        let t = |path: Option<&str>| CliError::Tensor {
+            path: path.map(PathBuf::from),
+            source: shape(),
+        };
+        assert_eq!(t(None).to_string(), "bad");
+        assert_eq!(t(Some("x.npy")).to_string(), "x.npy: bad");
+        let none = CliError::NoRecord {
+            path: "s.bin".into(),
+            n: 3,
+            count: 2,
+        };
+        assert_eq!(none.to_string(), "s.bin: no record 3 (the stream holds 2)");
+        let fp = CliError::Footprint {
+            path: "s.bin".into(),
+            n: 1,
+            offset: 64,
+            source: shape(),
+        };
+        assert_eq!(fp.to_string(), "s.bin record 1 (offset 64): bad");
+        assert_eq!(
+            CliError::SnapshotNotReached("pool:3".into()).to_string(),
+            "--snapshot pool:3: the run ended without executing that record (no snapshot written)"
+        );
+        assert_eq!(
+            CliError::BenchRecord(invalid()).to_string(),
+            format!("benchmark record: {}", invalid())
+        );
+        assert_eq!(
+            CliError::DemoFailed(vec!["a", "b"]).to_string(),
+            "demo checks failed: a, b"
+        );
     }
 }
