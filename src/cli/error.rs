@@ -158,12 +158,12 @@ pub enum CliError {
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     /// An `.npy` header that could not be made for an output.
-    #[error("{path}: {why}")]
+    #[error("{path}: {source}")]
     Encode {
         /// The output.
         path: PathBuf,
         /// What the encoder said.
-        why: String,
+        source: crate::npy::EncodeError,
     },
     /// A PNG that could not be encoded for an output.
     #[error("{path}: {source}")]
@@ -382,7 +382,7 @@ fn model_exit(e: &ModelError) -> Exit {
 fn npy_exit(e: &NpyError) -> Exit {
     match e {
         NpyError::File(f) => file_exit(f),
-        NpyError::Io { .. } | NpyError::Bad { .. } => Exit::BadInput,
+        NpyError::Io { .. } | NpyError::Bad { .. } | NpyError::Encode { .. } => Exit::BadInput,
     }
 }
 
@@ -734,7 +734,7 @@ mod tests {
             (
                 CliError::Encode {
                     path: "y.npy".into(),
-                    why: "x".into(),
+                    source: crate::npy::EncodeError::Header(io()),
                 },
                 Exit::Exec,
             ),
@@ -778,7 +778,7 @@ mod tests {
         assert_eq!(CliError::from(m).to_string(), "missing --input x=FILE.npy");
         let e = CliError::Encode {
             path: p.to_owned(),
-            why: "npy header: x".into(),
+            source: crate::npy::EncodeError::Header(std::io::Error::other("x")),
         };
         assert_eq!(e.to_string(), "out.png: npy header: x");
     }
