@@ -264,12 +264,36 @@ pub enum CliError {
     /// The program `bench program` generated was rejected: an internal error.
     #[error("bench program: generated program rejected: {0}")]
     BenchProgram(Box<crate::runtime::StageError>),
+    /// A `bench` flag value the benchmark cannot use.
+    #[error(transparent)]
+    BenchFlag(BenchFlag),
+    /// A record `bench` generated that is not the op it needs: an internal
+    /// error.
+    #[error("{}", if *.pool { "not a pool record" } else { "no device op" })]
+    BenchNotOp {
+        /// True where a POOL datapath op was needed, false for any device op.
+        pool: bool,
+    },
     /// `demo` configurations whose output differs from the reference.
     #[error("demo checks failed: {}", .0.join(", "))]
     DemoFailed(
         /// Their names.
         Vec<&'static str>,
     ),
+}
+
+/// A `bench` flag value the benchmark cannot use ([`CliError::BenchFlag`]).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum BenchFlag {
+    /// `--nonzero-fraction` outside 0..=1.
+    #[error("--nonzero-fraction {0}: must be between 0 and 1")]
+    NonzeroFraction(
+        /// The value given.
+        f64,
+    ),
+    /// `--rows-runs` with the CPU backend.
+    #[error("--rows-runs applies to the GPU backend; this run uses the CPU backend")]
+    RowsRunsOnCpu,
 }
 
 impl CliError {
@@ -296,7 +320,8 @@ impl CliError {
             | CliError::Tensor { .. }
             | CliError::NoRecord { .. }
             | CliError::Footprint { .. }
-            | CliError::BenchRecord(_) => Exit::BadInput,
+            | CliError::BenchRecord(_)
+            | CliError::BenchFlag(_) => Exit::BadInput,
             CliError::Usage(_) | CliError::Collision(_) => Exit::Usage,
             CliError::Exec(_)
             | CliError::Stdout(_)
@@ -311,6 +336,7 @@ impl CliError {
             | CliError::SnapshotNotReached(_)
             | CliError::Backend(_)
             | CliError::BenchProgram(_)
+            | CliError::BenchNotOp { .. }
             | CliError::DemoFailed(_) => Exit::Exec,
             CliError::Device(d) => device_exit(d),
             CliError::Model(m) => model_exit(m),
@@ -565,6 +591,15 @@ mod tests {
                 Exit::Exec,
             ),
             (CliError::DemoFailed(vec!["max_2x2"]), Exit::Exec),
+            (CliError::BenchNotOp { pool: true }, Exit::Exec),
+            (
+                CliError::BenchFlag(BenchFlag::NonzeroFraction(1.5)),
+                Exit::BadInput,
+            ),
+            (
+                CliError::BenchFlag(BenchFlag::RowsRunsOnCpu),
+                Exit::BadInput,
+            ),
             (CliError::BenchRecord(invalid()), Exit::BadInput),
             (
                 crate::device::BackendError::contract(
@@ -851,6 +886,18 @@ mod tests {
         assert_eq!(
             CliError::DemoFailed(vec!["a", "b"]).to_string(),
             "demo checks failed: a, b"
+        );
+        assert_eq!(
+            CliError::BenchNotOp { pool: true }.to_string(),
+            "not a pool record"
+        );
+        assert_eq!(
+            CliError::BenchNotOp { pool: false }.to_string(),
+            "no device op"
+        );
+        assert_eq!(
+            CliError::BenchFlag(BenchFlag::NonzeroFraction(1.5)).to_string(),
+            "--nonzero-fraction 1.5: must be between 0 and 1"
         );
     }
 }
