@@ -20,8 +20,11 @@
 
 #[cfg(feature = "gpu")]
 pub mod backend;
+pub mod error;
 pub mod exec;
 pub mod why;
+
+pub use error::{InputFault, LoadError, ModelKind, NameFault, Rejection, Staging};
 
 use crate::device::{Executor, NoTrace, Trace};
 use crate::files::{FileError, HostBytes};
@@ -102,19 +105,21 @@ pub enum ModelError {
     #[error(transparent)]
     File(#[from] FileError),
     /// The file is not a model: a NEFF gate, a manifest error (exit 4).
-    #[error("{0}")]
-    Load(String),
+    /// Boxed, as is [`ModelError::Invalid`]: they hold the layers' errors
+    /// whole, and every `Result` of the model API carries this enum.
+    #[error(transparent)]
+    Load(Box<LoadError>),
     /// An input named that the model does not have, or one it needs that
     /// was not given (NEFF-EC-18; exit 2).
-    #[error("{0}")]
-    Name(String),
+    #[error(transparent)]
+    Name(#[from] NameFault),
     /// An input whose element type, shape or size is not the model's (exit 4).
-    #[error("{0}")]
-    Input(String),
+    #[error(transparent)]
+    Input(#[from] InputFault),
     /// The program was rejected before it ran: an invalid record or DMA
     /// footprint (exit 3).
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(Box<Rejection>),
     /// The run stopped: a deadlock, a spent budget, a backend failure (exit 1).
     #[error(transparent)]
     Run(#[from] RunError),
@@ -130,6 +135,18 @@ pub enum ModelError {
         /// The backend whose run differs.
         backend: &'static str,
     },
+}
+
+impl From<LoadError> for ModelError {
+    fn from(e: LoadError) -> ModelError {
+        ModelError::Load(Box::new(e))
+    }
+}
+
+impl From<Rejection> for ModelError {
+    fn from(e: Rejection) -> ModelError {
+        ModelError::Invalid(Box::new(e))
+    }
 }
 
 /// A program to run: a NEFF (read whole and checked, SPEC-NEFF §6) or a
@@ -160,8 +177,7 @@ impl Model {
     /// NEFF's warnings are in [`Model::warnings`].
     pub fn open(path: &Path, opts: &LoadOptions) -> Result<Model, ModelError> {
         if !is_neff(path) {
-            let (program, files) =
-                manifest::load_with_files(path).map_err(|e| ModelError::Load(e.to_string()))?;
+            let (program, files) = manifest::load_with_files(path).map_err(LoadError::from)?;
             return Ok(Model {
                 source: path.display().to_string(),
                 kind: Kind::Manifest(Box::new(program)),
@@ -184,35 +200,6 @@ impl Model {
         Model::read_neff(bytes, name, opts)
     }
 
-    /// [`Model::from_neff_bytes`] for the libnrt bindings (`nrt/`): a failure
-    /// is its message and the Neuron runtime's status for it
-    /// ([`neff::NeffError::runtime_status`]: 10 for the version, feature and
-    /// packager gates, 2 otherwise), which the message alone loses.
-    pub fn from_neff_bytes_status(
-        bytes: Vec<u8>,
-        name: &str,
-        opts: &LoadOptions,
-    ) -> Result<Model, (String, u32)> {
-        let o = neff::Options {
-            verify: opts.verify,
-            strict: opts.strict,
-            arch: opts.arch,
-            path: name.to_string(),
-            ..neff::Options::default()
-        };
-        match neff::read_owned(bytes, &o) {
-            Ok(n) => Ok(Model {
-                source: name.to_string(),
-                kind: Kind::Neff(Box::new(n)),
-                files: Vec::new(),
-            }),
-            Err(e) => {
-                let status = e.runtime_status();
-                Err((format!("{name}: {e}"), status))
-            }
-        }
-    }
-
     /// Maps and stages the program with every input zero: the lowering and
     /// validation a run does before its first record (SPEC-NEFF §6 step 14
     /// without the run), so that a loader (`nrt_load`) rejects a program
@@ -220,23 +207,12 @@ impl Model {
     pub fn validate(&self) -> Result<(), ModelError> {
         match &self.kind {
             Kind::Neff(n) => {
-                let mapped =
-                    crate::neff::lower::program(n, &HashMap::new()).map_err(|e| match e {
-                        crate::neff::lower::MapError::Rejected(r) => {
-                            ModelError::Invalid(r.to_string())
-                        }
-                    })?;
+                let mapped = crate::neff::lower::program(n, &HashMap::new()).map_err(map_error)?;
                 stage(&mapped.program)
                     .map(drop)
                     .map_err(|e| neff_stage_error(e, &mapped.streams))
             }
-            Kind::Manifest(p) => stage(p).map(drop).map_err(|e| {
-                if e.is_bad_input() {
-                    ModelError::Load(format!("{}: {e}", self.source))
-                } else {
-                    ModelError::Invalid(e.to_string())
-                }
-            }),
+            Kind::Manifest(p) => stage(p).map(drop).map_err(|e| self.manifest_stage_error(e)),
         }
     }
 
@@ -251,8 +227,10 @@ impl Model {
             path: name.to_string(),
             ..neff::Options::default()
         };
-        let n =
-            neff::read_owned(bytes, &o).map_err(|e| ModelError::Load(format!("{name}: {e}")))?;
+        let n = neff::read_owned(bytes, &o).map_err(|source| LoadError::Neff {
+            name: name.to_string(),
+            source,
+        })?;
         Ok(Model {
             source: name.to_string(),
             kind: Kind::Neff(Box::new(n)),
@@ -268,6 +246,14 @@ impl Model {
     /// True for a NEFF, false for a manifest.
     pub fn is_neff(&self) -> bool {
         matches!(self.kind, Kind::Neff(_))
+    }
+
+    /// NEFF or manifest, for messages.
+    pub fn kind(&self) -> ModelKind {
+        match self.kind {
+            Kind::Neff(_) => ModelKind::Neff,
+            Kind::Manifest(_) => ModelKind::Manifest,
+        }
     }
 
     /// The NEFF, for a NEFF model.
@@ -355,12 +341,12 @@ impl Model {
             .find(|t| t.name == name)
             .cloned()
             .ok_or_else(|| {
-                let names: Vec<&str> = inputs.iter().map(|t| t.name.as_str()).collect();
-                ModelError::Name(format!(
-                    "--input {name}: the {} has no input of that name (inputs: {})",
-                    if self.is_neff() { "NEFF" } else { "program" },
-                    names.join(", ")
-                ))
+                NameFault::UnknownInput {
+                    name: name.to_string(),
+                    kind: self.kind(),
+                    inputs: inputs.iter().map(|t| t.name.clone()).collect(),
+                }
+                .into()
             })
     }
 
@@ -374,10 +360,7 @@ impl Model {
         if let Kind::Neff(n) = &self.kind
             && let Some(t) = n.inputs.iter().find(|t| !names.contains(&t.name.as_str()))
         {
-            return Err(ModelError::Name(format!(
-                "missing --input {}=FILE.npy",
-                t.name
-            )));
+            return Err(NameFault::MissingInput(t.name.clone()).into());
         }
         Ok(())
     }
@@ -394,20 +377,23 @@ impl Model {
         };
         let size: usize = descr[2..].parse().unwrap_or(0);
         if npy.kind != kind || npy.elem != size {
-            return Err(ModelError::Input(format!(
-                "--input {name}: {} holds {}, the input needs {descr} ({})",
-                file.display(),
-                npy.descr,
-                t.dtype
-            )));
+            return Err(InputFault::Elements {
+                name: name.to_string(),
+                file: file.to_owned(),
+                found: npy.descr.clone(),
+                needs: descr,
+                dtype: t.dtype,
+            }
+            .into());
         }
         if npy.shape != t.shape {
-            return Err(ModelError::Input(format!(
-                "--input {name}: {} has shape {:?}, the input needs {:?}",
-                file.display(),
-                npy.shape,
-                t.shape
-            )));
+            return Err(InputFault::Shape {
+                name: name.to_string(),
+                file: file.to_owned(),
+                found: npy.shape.clone(),
+                shape: t.shape,
+            }
+            .into());
         }
         Ok(())
     }
@@ -424,20 +410,19 @@ impl Model {
         for (name, data) in inputs {
             let t = self.check_name(name)?;
             if data.len() as u64 != t.bytes {
-                return Err(ModelError::Input(format!(
-                    "input {name}: {} bytes, the input needs {} ({} {:?})",
-                    data.len(),
-                    t.bytes,
-                    t.dtype,
-                    t.shape
-                )));
+                return Err(InputFault::Size {
+                    name: name.clone(),
+                    got: data.len(),
+                    bytes: t.bytes,
+                    dtype: t.dtype,
+                    shape: t.shape,
+                }
+                .into());
             }
         }
         match &self.kind {
             Kind::Neff(n) => {
-                let mapped = crate::neff::lower::program(n, inputs).map_err(|e| match e {
-                    crate::neff::lower::MapError::Rejected(r) => ModelError::Invalid(r.to_string()),
-                })?;
+                let mapped = crate::neff::lower::program(n, inputs).map_err(map_error)?;
                 stage(&mapped.program).map_err(|e| neff_stage_error(e, &mapped.streams))
             }
             Kind::Manifest(p) => {
@@ -455,14 +440,22 @@ impl Model {
                     replaced = q;
                     &replaced
                 };
-                stage(p).map_err(|e| {
-                    if e.is_bad_input() {
-                        ModelError::Load(format!("{}: {e}", self.source))
-                    } else {
-                        ModelError::Invalid(e.to_string())
-                    }
-                })
+                stage(p).map_err(|e| self.manifest_stage_error(e))
             }
+        }
+    }
+
+    /// A staging error of the manifest's program: bad input names the
+    /// manifest; an invalid record is the program's.
+    fn manifest_stage_error(&self, e: StageError) -> ModelError {
+        if e.is_bad_input() {
+            LoadError::Stage {
+                manifest: self.source.clone(),
+                source: e,
+            }
+            .into()
+        } else {
+            Rejection::Stage(e).into()
         }
     }
 
@@ -647,20 +640,23 @@ fn neff_stage_error(e: StageError, streams: &[crate::neff::lower::Expanded]) -> 
             _ => None,
         }
     }
-    let mut m = e.to_string();
-    if let Some((engine, offset)) = at(&e) {
+    let neff = at(&e).and_then(|(engine, offset)| {
         let x = &streams[engine as usize];
-        if !x.origin.is_empty() {
-            m.push_str(&format!(
-                " [NEFF {engine} stream offset {}]",
-                x.original(offset)
-            ));
-        }
-    }
-    if e.is_bad_input() {
-        ModelError::Load(m)
+        (!x.origin.is_empty()).then(|| (engine, x.original(offset)))
+    });
+    let bad_input = e.is_bad_input();
+    let s = Staging { source: e, neff };
+    if bad_input {
+        LoadError::NeffStage(s).into()
     } else {
-        ModelError::Invalid(m)
+        Rejection::NeffStage(s).into()
+    }
+}
+
+/// A NEFF that did not become a program: a rejected trigger (exit 3).
+fn map_error(e: crate::neff::lower::MapError) -> ModelError {
+    match e {
+        crate::neff::lower::MapError::Rejected(r) => Rejection::Trigger(r).into(),
     }
 }
 

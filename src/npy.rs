@@ -29,6 +29,44 @@ pub enum NpyError {
         /// What is wrong.
         why: NpyFault,
     },
+    /// The header of an `.npy` to write could not be made ([`write_npy`]).
+    #[error("{path}: bad .npy: {source}", path = path.display())]
+    Encode {
+        /// The file.
+        path: PathBuf,
+        /// What npyz said.
+        source: EncodeError,
+    },
+}
+
+/// Why an `.npy` header could not be made ([`npy_header`]): npyz's errors.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// The dtype's descr does not parse as a type string.
+    #[error("npy descr: {0}")]
+    Descr(npyz::ParseTypeStrError),
+    /// npyz refused to write the header.
+    #[error("npy header: {0}")]
+    Header(std::io::Error),
+}
+
+/// npyz's refusal of a header it parsed ([`NpyFault::Header`]), shared so
+/// that the fault stays `Clone` and comparable (by kind and message).
+#[derive(Clone, Debug)]
+pub struct HeaderError(pub std::sync::Arc<std::io::Error>);
+
+impl PartialEq for HeaderError {
+    fn eq(&self, other: &HeaderError) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for HeaderError {}
+
+impl std::fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// What is wrong with an `.npy` ([`NpyError::Bad`]).
@@ -52,9 +90,9 @@ pub enum NpyFault {
     /// Brackets nested past [`MAX_HEADER_NESTING`].
     #[error("the header nests brackets more than {MAX_HEADER_NESTING} deep")]
     Nesting,
-    /// A header the parser refuses (what it said).
+    /// A header the parser (npyz) refuses.
     #[error("{0}")]
-    Header(String),
+    Header(HeaderError),
     /// A structured dtype.
     #[error("structured dtypes are not supported")]
     Structured,
@@ -82,9 +120,6 @@ pub enum NpyFault {
     /// An array the front end does not pool (the front end's `Tensor::from_npy`).
     #[error(transparent)]
     Pooled(#[from] NotPooled),
-    /// A header the writer could not make (what it said).
-    #[error("{0}")]
-    Encode(String),
 }
 
 /// Why an `.npy` array is not pooled (the front end's `Tensor::from_npy`).
@@ -192,8 +227,8 @@ pub fn header(path: &Path, bytes: &[u8]) -> Result<(NpyHeader, usize), NpyError>
         }
     }
     let mut cur = std::io::Cursor::new(bytes);
-    let header =
-        NpyHeader::from_reader(&mut cur).map_err(|e| err(NpyFault::Header(e.to_string())))?;
+    let header = NpyHeader::from_reader(&mut cur)
+        .map_err(|e| err(NpyFault::Header(HeaderError(std::sync::Arc::new(e)))))?;
     Ok((header, cur.position() as usize))
 }
 
@@ -470,7 +505,7 @@ pub fn npy_descr(dtype: Dtype) -> &'static str {
 
 /// The bytes of an `.npy` of `shape` holding `data` (little-endian elements
 /// of `dtype`, C order), header included.
-pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>, String> {
+pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>, EncodeError> {
     let mut buf = npy_header(dtype, shape)?;
     buf.extend_from_slice(data);
     Ok(buf)
@@ -479,17 +514,15 @@ pub fn npy_bytes(dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<Vec<u8>, St
 /// The header of [`npy_bytes`] alone: write it and then the data (e.g. with
 /// [`crate::files::Outputs::write_parts`]) to make the file without a copy
 /// of the data.
-pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, String> {
-    let ts: TypeStr = npy_descr(dtype)
-        .parse()
-        .map_err(|e| format!("npy descr: {e}"))?;
+pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, EncodeError> {
+    let ts: TypeStr = npy_descr(dtype).parse().map_err(EncodeError::Descr)?;
     let mut buf = Vec::with_capacity(128);
     WriteOptions::new_header_only()
         .dtype(DType::Plain(ts))
         .shape(shape)
         .writer(&mut buf)
         .write_header_only()
-        .map_err(|e| format!("npy header: {e}"))?;
+        .map_err(EncodeError::Header)?;
     Ok(buf)
 }
 
@@ -498,9 +531,9 @@ pub fn npy_header(dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>, String> {
 /// file is replaced whole or not at all). Commands that write several files
 /// put them in one [`crate::files::Outputs`] with [`npy_header`] instead.
 pub fn write_npy(path: &Path, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<(), NpyError> {
-    let header = npy_header(dtype, shape).map_err(|why| NpyError::Bad {
+    let header = npy_header(dtype, shape).map_err(|source| NpyError::Encode {
         path: path.to_owned(),
-        why: NpyFault::Encode(why),
+        source,
     })?;
     let mut outs = crate::files::Outputs::new();
     outs.write_parts(path, &[&header, data])?;

@@ -14,7 +14,8 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use tpb_emu::files::{HostBytes, Input};
-use tpb_emu::model::{LoadOptions, ModelError, RunOptions};
+use tpb_emu::model::{LoadError, LoadOptions, ModelError, RunOptions};
+use tpb_emu::neff::{NeffError, NeffFault};
 use tpb_emu::runtime::RunError;
 
 /// `nrt_tensor_placement_t`.
@@ -384,25 +385,23 @@ fn load(
     // a mismatch is possible (TPB_EMU_ARCH set).
     let legacy = cfg.arch.is_some() && state::env_true("NEURON_RT_ALLOW_LEGACY_NEFF");
     let retry = legacy.then(|| data.clone());
-    let m = match tpb_emu::model::Model::from_neff_bytes_status(data, "NEFF", &opts) {
+    let m = match tpb_emu::model::Model::from_neff_bytes(data, "NEFF", &opts) {
         Ok(m) => m,
-        Err((e, _)) if retry.is_some() && e.contains(ARCH_MISMATCH) => {
+        Err(e) if retry.is_some() && arch_mismatch(&e) => {
             log(
                 Level::Warn,
                 &format!("nrt_load: {e} (NEURON_RT_ALLOW_LEGACY_NEFF: loaded for the NEFF's arch)"),
             );
             opts.arch = None;
             let data = retry.unwrap_or_default();
-            tpb_emu::model::Model::from_neff_bytes_status(data, "NEFF", &opts).map_err(
-                |(e, s)| {
-                    log(Level::Error, &format!("nrt_load: {e}"));
-                    load_status(&e, s)
-                },
-            )?
+            tpb_emu::model::Model::from_neff_bytes(data, "NEFF", &opts).map_err(|e| {
+                log(Level::Error, &format!("nrt_load: {e}"));
+                load_status(&e)
+            })?
         }
-        Err((e, s)) => {
+        Err(e) => {
             log(Level::Error, &format!("nrt_load: {e}"));
-            return Err(load_status(&e, s));
+            return Err(load_status(&e));
         }
     };
     for w in m.warnings() {
@@ -434,21 +433,36 @@ fn load(
     unsafe { put(model, h as *mut c_void) }
 }
 
-/// NEFF-EC-17's message for a NEFF built for another generation than `TPB_EMU_ARCH`.
-const ARCH_MISMATCH: &str = "Loading a NEFF compiled for a different arch is not allowed";
+/// The NEFF reader's failure, if `e` is one.
+fn neff_error(e: &ModelError) -> Option<&NeffError> {
+    match e {
+        ModelError::Load(l) => match &**l {
+            LoadError::Neff { source, .. } => Some(source),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
-/// NRT-EC-10/EC-16: the status of a reader failure. The reader's own status, except that step
-/// 12's one-graph rule gives `NRT_LOAD_NOT_ENOUGH_NC` (9) for two or more graphs (one subgraph
-/// per core, SPEC-NRT §11 (13)) and 2 for none. The reader reports both as one message, "N
-/// graphs in FILE; the emulator runs one" (src/neff/model.rs), which is matched here until the
-/// reader gives the count a type of its own.
-fn load_status(message: &str, status: u32) -> Status {
-    let graphs = message
-        .split_once(" graphs in ")
-        .and_then(|(head, _)| head.rsplit(' ').next()?.parse::<u64>().ok());
-    match graphs {
-        Some(n) if n >= 2 && message.ends_with("; the emulator runs one") => NRT_LOAD_NOT_ENOUGH_NC,
-        _ => status as Status,
+/// NEFF-EC-17: a NEFF built for another generation than `TPB_EMU_ARCH`.
+fn arch_mismatch(e: &ModelError) -> bool {
+    matches!(
+        neff_error(e),
+        Some(NeffError::Load(NeffFault::ArchMismatch { .. }))
+    )
+}
+
+/// NRT-EC-10/EC-16: the status of a reader failure. The reader's own status
+/// ([`NeffError::runtime_status`]), except that step 12's one-graph rule gives
+/// `NRT_LOAD_NOT_ENOUGH_NC` (9) for two or more graphs (one subgraph per core,
+/// SPEC-NRT §11 (13)) and 2 for none.
+fn load_status(e: &ModelError) -> Status {
+    match neff_error(e) {
+        Some(NeffError::Load(NeffFault::Graphs { count, .. })) if *count >= 2 => {
+            NRT_LOAD_NOT_ENOUGH_NC
+        }
+        Some(n) => n.runtime_status() as Status,
+        None => NRT_INVALID,
     }
 }
 

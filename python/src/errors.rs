@@ -150,9 +150,11 @@ impl From<ModelError> for Failure {
     fn from(e: ModelError) -> Failure {
         match e {
             ModelError::File(f) => f.into(),
-            ModelError::Load(m) | ModelError::Input(m) => Failure::new(Family::Input, m),
-            ModelError::Name(m) => Failure::new(Family::Usage, m),
-            ModelError::Invalid(m) => Failure::new(Family::Invalid, m),
+            e @ (ModelError::Load(_) | ModelError::Input(_)) => {
+                Failure::new(Family::Input, e.to_string())
+            }
+            e @ ModelError::Name(_) => Failure::new(Family::Usage, e.to_string()),
+            e @ ModelError::Invalid(_) => Failure::new(Family::Invalid, e.to_string()),
             ModelError::Run(r) => Failure::new(Family::Exec, r.to_string()),
             e @ ModelError::Disagrees { .. } => Failure::new(Family::Exec, e.to_string()),
         }

@@ -12,6 +12,7 @@
 
 use super::CliError;
 use super::backend::Backend;
+use super::error::BenchFlag;
 use crate::device::CpuExecutor;
 use crate::device::cpu::pool::execute;
 use crate::device::exec::Executor;
@@ -189,9 +190,8 @@ fn kernel_elements(lane_bytes: u64, arch: Arch) -> u32 {
 }
 
 fn kernel_op(r: &Record, arch: Arch) -> Result<Op, CliError> {
-    let v = Validated::new(0, *r, Target::pool(arch))
-        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
-    Op::from_validated(&v).ok_or_else(|| CliError::Exec("no device op".into()))
+    let v = Validated::new(0, *r, Target::pool(arch)).map_err(CliError::BenchRecord)?;
+    Op::from_validated(&v).ok_or(CliError::BenchNotOp { pool: false })
 }
 
 /// The large record: a `h`×`MAP_WIDTH` fp32 map per lane at offset 0,
@@ -233,9 +233,8 @@ pub fn small_record(i: u32) -> S4d4Pl {
 }
 
 fn op_of(p: &S4d4Pl, arch: Arch) -> Result<PoolOp, CliError> {
-    let v = Validated::new(0, p.encode(), Target::pool(arch))
-        .map_err(|e| CliError::BadInput(format!("benchmark record: {e}")))?;
-    PoolOp::from_validated(&v).ok_or_else(|| CliError::Exec("not a pool record".into()))
+    let v = Validated::new(0, p.encode(), Target::pool(arch)).map_err(CliError::BenchRecord)?;
+    PoolOp::from_validated(&v).ok_or(CliError::BenchNotOp { pool: true })
 }
 
 /// The best time of each of `N` cases (`case(i)` runs case `i` once) over
@@ -306,9 +305,8 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
         )));
     }
     if !(0.0..=1.0).contains(&args.nonzero_fraction) {
-        return Err(CliError::BadInput(format!(
-            "--nonzero-fraction {}: must be between 0 and 1",
-            args.nonzero_fraction
+        return Err(CliError::BenchFlag(BenchFlag::NonzeroFraction(
+            args.nonzero_fraction,
         )));
     }
     let backend = Backend::open(args.backend)?;
@@ -329,9 +327,7 @@ pub fn run(args: &BenchArgs, out: &mut dyn Write) -> Result<Report, CliError> {
     let mut mem = DeviceMemory::new(arch);
     fill_sources(&mut mem, args.nonzero_fraction);
     if args.rows_runs.is_some() && matches!(backend, Backend::Cpu) {
-        return Err(CliError::BadInput(
-            "--rows-runs applies to the GPU backend; this run uses the CPU backend".into(),
-        ));
+        return Err(CliError::BenchFlag(BenchFlag::RowsRunsOnCpu));
     }
     let report = match &backend {
         Backend::Cpu => bench_cpu(args, &ops, &kernels, &small, &mut mem, moved)?,
@@ -393,7 +389,7 @@ fn bench_cpu(
             }
             k => exec
                 .execute(&kernels[k - 3], mem)
-                .map_err(|e| CliError::Exec(e.to_string()))?,
+                .map_err(CliError::Backend)?,
         }
         Ok(t0.elapsed())
     })?;

@@ -88,9 +88,7 @@ pub fn run(args: &ProgramArgs, out: &mut dyn Write) -> Result<ProgramReport, Cli
     let in_bytes = x.data.len() as u64;
     let compiled = compile_owned(&Pool2d::new(PoolMode::Max, 2, 2), x)?;
     let staged: Arc<Staged> =
-        Arc::new(stage(&compiled.program).map_err(|e| {
-            CliError::Exec(format!("bench program: generated program rejected: {e}"))
-        })?);
+        Arc::new(stage(&compiled.program).map_err(|e| CliError::BenchProgram(Box::new(e)))?);
     let moved = in_bytes + in_bytes / 4;
     let backend = Backend::open(args.backend)?;
     let mut exec = backend.executor(staged.arch())?;

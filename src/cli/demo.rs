@@ -150,9 +150,6 @@ pub fn run(a: &DemoArgs, out: &mut dyn Write) -> Result<(), CliError> {
             fd::configs().len()
         ))
     } else {
-        Err(CliError::Exec(format!(
-            "demo checks failed: {}",
-            failed.join(", ")
-        )))
+        Err(CliError::DemoFailed(failed))
     }
 }

@@ -158,12 +158,12 @@ pub enum CliError {
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     /// An `.npy` header that could not be made for an output.
-    #[error("{path}: {why}")]
+    #[error("{path}: {source}")]
     Encode {
         /// The output.
         path: PathBuf,
         /// What the encoder said.
-        why: String,
+        source: crate::npy::EncodeError,
     },
     /// A PNG that could not be encoded for an output.
     #[error("{path}: {source}")]
@@ -173,6 +173,127 @@ pub enum CliError {
         /// What the encoder said.
         source: image::ImageError,
     },
+    /// An engine stream that is not whole records (`lower`, `neff lower`),
+    /// with the manifest that names it, if any.
+    #[error(
+        "{}{engine} stream: {source}",
+        .manifest.as_ref().map(|m| format!("{}: ", m.display())).unwrap_or_default()
+    )]
+    EngineStream {
+        /// The manifest.
+        manifest: Option<PathBuf>,
+        /// The engine.
+        engine: crate::isa::enums::Engine,
+        /// Why.
+        source: StreamError,
+    },
+    /// An array of `exec --load`/`--dump` that does not fit where it goes.
+    #[error("{flag} {}: {source}", .path.display())]
+    HostArray {
+        /// `--load` or `--dump`.
+        flag: &'static str,
+        /// The `.npy`.
+        path: PathBuf,
+        /// Why.
+        source: crate::device::MemError,
+    },
+    /// `pool --dtype` other than the `.npy`'s element type.
+    #[error("{}: --dtype {asked} but the .npy holds {holds}", .path.display())]
+    InputDtype {
+        /// The `.npy`.
+        path: PathBuf,
+        /// The `--dtype`.
+        asked: crate::isa::enums::Dtype,
+        /// The file's element type.
+        holds: crate::isa::enums::Dtype,
+    },
+    /// An input the front end cannot pool (`pool`).
+    #[error("{}: {source}", .path.display())]
+    Pooling {
+        /// The `.npy`.
+        path: PathBuf,
+        /// Why.
+        source: Box<crate::frontend::FrontendError>,
+    },
+    /// A tensor `viz` cannot draw, with its file when the file is known.
+    #[error(
+        "{}{source}",
+        .path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default()
+    )]
+    Tensor {
+        /// The `.npy`.
+        path: Option<PathBuf>,
+        /// Why.
+        source: crate::viz::VizError,
+    },
+    /// `viz --footprint STREAM --record N` past the stream's end.
+    #[error("{}: no record {n} (the stream holds {count})", .path.display())]
+    NoRecord {
+        /// The stream.
+        path: PathBuf,
+        /// The record asked for.
+        n: usize,
+        /// The records it holds.
+        count: usize,
+    },
+    /// A record whose footprint `viz --footprint` cannot draw.
+    #[error("{} record {n} (offset {offset}): {source}", .path.display())]
+    Footprint {
+        /// The stream.
+        path: PathBuf,
+        /// The record's index.
+        n: usize,
+        /// Its byte offset.
+        offset: usize,
+        /// Why.
+        source: crate::viz::VizError,
+    },
+    /// `run --snapshot` of a record the run never executed.
+    #[error("--snapshot {0}: the run ended without executing that record (no snapshot written)")]
+    SnapshotNotReached(
+        /// The `--snapshot` argument.
+        String,
+    ),
+    /// A record `bench` generated that fails validation (bad input, as
+    /// README's table has it for any invalid record `bench` is given).
+    #[error("benchmark record: {0}")]
+    BenchRecord(InvalidRecord),
+    /// A backend failure outside a run (`bench`'s kernels).
+    #[error(transparent)]
+    Backend(#[from] crate::device::BackendError),
+    /// The program `bench program` generated was rejected: an internal error.
+    #[error("bench program: generated program rejected: {0}")]
+    BenchProgram(Box<crate::runtime::StageError>),
+    /// A `bench` flag value the benchmark cannot use.
+    #[error(transparent)]
+    BenchFlag(BenchFlag),
+    /// A record `bench` generated that is not the op it needs: an internal
+    /// error.
+    #[error("{}", if *.pool { "not a pool record" } else { "no device op" })]
+    BenchNotOp {
+        /// True where a POOL datapath op was needed, false for any device op.
+        pool: bool,
+    },
+    /// `demo` configurations whose output differs from the reference.
+    #[error("demo checks failed: {}", .0.join(", "))]
+    DemoFailed(
+        /// Their names.
+        Vec<&'static str>,
+    ),
+}
+
+/// A `bench` flag value the benchmark cannot use ([`CliError::BenchFlag`]).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum BenchFlag {
+    /// `--nonzero-fraction` outside 0..=1.
+    #[error("--nonzero-fraction {0}: must be between 0 and 1")]
+    NonzeroFraction(
+        /// The value given.
+        f64,
+    ),
+    /// `--rows-runs` with the CPU backend.
+    #[error("--rows-runs applies to the GPU backend; this run uses the CPU backend")]
+    RowsRunsOnCpu,
 }
 
 impl CliError {
@@ -191,7 +312,16 @@ impl CliError {
             | CliError::Pack(_)
             | CliError::Neff { .. }
             | CliError::Asm { .. }
-            | CliError::NotUtf8 { .. } => Exit::BadInput,
+            | CliError::NotUtf8 { .. }
+            | CliError::EngineStream { .. }
+            | CliError::HostArray { .. }
+            | CliError::InputDtype { .. }
+            | CliError::Pooling { .. }
+            | CliError::Tensor { .. }
+            | CliError::NoRecord { .. }
+            | CliError::Footprint { .. }
+            | CliError::BenchRecord(_)
+            | CliError::BenchFlag(_) => Exit::BadInput,
             CliError::Usage(_) | CliError::Collision(_) => Exit::Usage,
             CliError::Exec(_)
             | CliError::Stdout(_)
@@ -202,7 +332,12 @@ impl CliError {
             | CliError::Picture { .. }
             | CliError::Json(_)
             | CliError::Encode { .. }
-            | CliError::Png { .. } => Exit::Exec,
+            | CliError::Png { .. }
+            | CliError::SnapshotNotReached(_)
+            | CliError::Backend(_)
+            | CliError::BenchProgram(_)
+            | CliError::BenchNotOp { .. }
+            | CliError::DemoFailed(_) => Exit::Exec,
             CliError::Device(d) => device_exit(d),
             CliError::Model(m) => model_exit(m),
             CliError::Npy(n) => npy_exit(n),
@@ -273,7 +408,7 @@ fn model_exit(e: &ModelError) -> Exit {
 fn npy_exit(e: &NpyError) -> Exit {
     match e {
         NpyError::File(f) => file_exit(f),
-        NpyError::Io { .. } | NpyError::Bad { .. } => Exit::BadInput,
+        NpyError::Io { .. } | NpyError::Bad { .. } | NpyError::Encode { .. } => Exit::BadInput,
     }
 }
 
@@ -339,6 +474,26 @@ mod tests {
     }
 
     /// Every error kind, with the exit code README's contract gives it.
+    /// A stream of three bytes ([`CliError::EngineStream`]).
+    fn engine_stream(manifest: Option<&str>) -> CliError {
+        CliError::EngineStream {
+            manifest: manifest.map(PathBuf::from),
+            engine: crate::isa::enums::Engine::Pool,
+            source: crate::isa::stream::records(&[0; 3])
+                .map(|_| ())
+                .unwrap_err(),
+        }
+    }
+
+    /// Data of the wrong length for its lanes.
+    fn mem_error() -> crate::device::MemError {
+        crate::device::MemError::LengthMismatch {
+            lanes: 2,
+            len: 4,
+            got: 3,
+        }
+    }
+
     fn kinds() -> Vec<(CliError, Exit)> {
         let run = || RunError::RecordBudget { limit: 1 };
         vec![
@@ -375,6 +530,85 @@ mod tests {
             (CliError::BadInput("x".into()), Exit::BadInput),
             (CliError::Exec("x".into()), Exit::Exec),
             (CliError::Stdout(io()), Exit::Exec),
+            (engine_stream(None), Exit::BadInput),
+            (
+                CliError::HostArray {
+                    flag: "--load",
+                    path: "x.npy".into(),
+                    source: mem_error(),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::InputDtype {
+                    path: "x.npy".into(),
+                    asked: crate::isa::enums::Dtype::FP16,
+                    holds: crate::isa::enums::Dtype::FP32,
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Pooling {
+                    path: "x.npy".into(),
+                    source: Box::new(crate::frontend::FrontendError::Bad(
+                        crate::frontend::Unsupported::Dtype {
+                            dtype: crate::isa::enums::Dtype::INT8,
+                        },
+                    )),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Tensor {
+                    path: None,
+                    source: crate::viz::VizError::Shape("x".into()),
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::NoRecord {
+                    path: "s.bin".into(),
+                    n: 3,
+                    count: 2,
+                },
+                Exit::BadInput,
+            ),
+            (
+                CliError::Footprint {
+                    path: "s.bin".into(),
+                    n: 0,
+                    offset: 0,
+                    source: crate::viz::VizError::Shape("x".into()),
+                },
+                Exit::BadInput,
+            ),
+            (CliError::SnapshotNotReached("pool:3".into()), Exit::Exec),
+            (
+                CliError::BenchProgram(Box::new(crate::runtime::StageError::OutOfMemory {
+                    bytes: 1,
+                    dram: 1,
+                })),
+                Exit::Exec,
+            ),
+            (CliError::DemoFailed(vec!["max_2x2"]), Exit::Exec),
+            (CliError::BenchNotOp { pool: true }, Exit::Exec),
+            (
+                CliError::BenchFlag(BenchFlag::NonzeroFraction(1.5)),
+                Exit::BadInput,
+            ),
+            (
+                CliError::BenchFlag(BenchFlag::RowsRunsOnCpu),
+                Exit::BadInput,
+            ),
+            (CliError::BenchRecord(invalid()), Exit::BadInput),
+            (
+                crate::device::BackendError::contract(
+                    "gpu",
+                    crate::device::ContractFault::HoldsNoDram,
+                )
+                .into(),
+                Exit::Exec,
+            ),
             (
                 DeviceError::NoAdapter(String::new()).into(),
                 Exit::NoAdapter,
@@ -383,10 +617,42 @@ mod tests {
             (DeviceError::Validation("x".into()).into(), Exit::Exec),
             (ModelError::File(file(false)).into(), Exit::BadInput),
             (ModelError::File(file(true)).into(), Exit::Usage),
-            (ModelError::Load("x".into()).into(), Exit::BadInput),
-            (ModelError::Input("x".into()).into(), Exit::BadInput),
-            (ModelError::Name("x".into()).into(), Exit::Usage),
-            (ModelError::Invalid("x".into()).into(), Exit::Invalid),
+            (
+                ModelError::from(crate::model::LoadError::Neff {
+                    name: "x.neff".into(),
+                    source: crate::neff::NeffError::Md5Mismatch,
+                })
+                .into(),
+                Exit::BadInput,
+            ),
+            (
+                ModelError::from(crate::model::InputFault::Size {
+                    name: "x".into(),
+                    got: 1,
+                    bytes: 4,
+                    dtype: crate::isa::enums::Dtype::FP32,
+                    shape: vec![1],
+                })
+                .into(),
+                Exit::BadInput,
+            ),
+            (
+                ModelError::from(crate::model::NameFault::MissingInput("x".into())).into(),
+                Exit::Usage,
+            ),
+            (
+                ModelError::from(crate::model::Rejection::Trigger(
+                    crate::neff::lower::TriggerRejected {
+                        engine: crate::isa::enums::Engine::Pool,
+                        offset: 0,
+                        opcode: 0xC1,
+                        predicate: "emu_opcode_supported",
+                        why: crate::neff::lower::TriggerFault::EmptyQueue,
+                    },
+                ))
+                .into(),
+                Exit::Invalid,
+            ),
             (ModelError::Run(run()).into(), Exit::Exec),
             (
                 ModelError::Disagrees {
@@ -503,7 +769,7 @@ mod tests {
             (
                 CliError::Encode {
                     path: "y.npy".into(),
-                    why: "x".into(),
+                    source: crate::npy::EncodeError::Header(io()),
                 },
                 Exit::Exec,
             ),
@@ -543,12 +809,95 @@ mod tests {
         );
         let d = DeviceError::Lost("gone".into());
         assert_eq!(CliError::from(d.clone()).to_string(), d.to_string());
-        let m = ModelError::Name("no input".into());
-        assert_eq!(CliError::from(m).to_string(), "no input");
+        let m = ModelError::from(crate::model::NameFault::MissingInput("x".into()));
+        assert_eq!(CliError::from(m).to_string(), "missing --input x=FILE.npy");
         let e = CliError::Encode {
             path: p.to_owned(),
-            why: "npy header: x".into(),
+            source: crate::npy::EncodeError::Header(std::io::Error::other("x")),
         };
         assert_eq!(e.to_string(), "out.png: npy header: x");
+    }
+
+    /// The kinds that replaced formatted `BadInput`/`Exec` messages print
+    /// what those messages said.
+    #[test]
+    fn kinds_that_were_messages_print_the_same_text() {
+        let stream = crate::isa::stream::records(&[0; 3])
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            engine_stream(None).to_string(),
+            format!("{} stream: {stream}", crate::isa::enums::Engine::Pool)
+        );
+        assert_eq!(
+            engine_stream(Some("p.toml")).to_string(),
+            format!(
+                "p.toml: {} stream: {stream}",
+                crate::isa::enums::Engine::Pool
+            )
+        );
+        let host = CliError::HostArray {
+            flag: "--dump",
+            path: "y.npy".into(),
+            source: mem_error(),
+        };
+        assert_eq!(host.to_string(), format!("--dump y.npy: {}", mem_error()));
+        let dtype = CliError::InputDtype {
+            path: "x.npy".into(),
+            asked: crate::isa::enums::Dtype::FP16,
+            holds: crate::isa::enums::Dtype::FP32,
+        };
+        assert_eq!(
+            dtype.to_string(),
+            format!(
+                "x.npy: --dtype {} but the .npy holds {}",
+                crate::isa::enums::Dtype::FP16,
+                crate::isa::enums::Dtype::FP32
+            )
+        );
+        let shape = || crate::viz::VizError::Shape("bad".into());
+        let t = |path: Option<&str>| CliError::Tensor {
+            path: path.map(PathBuf::from),
+            source: shape(),
+        };
+        assert_eq!(t(None).to_string(), "bad");
+        assert_eq!(t(Some("x.npy")).to_string(), "x.npy: bad");
+        let none = CliError::NoRecord {
+            path: "s.bin".into(),
+            n: 3,
+            count: 2,
+        };
+        assert_eq!(none.to_string(), "s.bin: no record 3 (the stream holds 2)");
+        let fp = CliError::Footprint {
+            path: "s.bin".into(),
+            n: 1,
+            offset: 64,
+            source: shape(),
+        };
+        assert_eq!(fp.to_string(), "s.bin record 1 (offset 64): bad");
+        assert_eq!(
+            CliError::SnapshotNotReached("pool:3".into()).to_string(),
+            "--snapshot pool:3: the run ended without executing that record (no snapshot written)"
+        );
+        assert_eq!(
+            CliError::BenchRecord(invalid()).to_string(),
+            format!("benchmark record: {}", invalid())
+        );
+        assert_eq!(
+            CliError::DemoFailed(vec!["a", "b"]).to_string(),
+            "demo checks failed: a, b"
+        );
+        assert_eq!(
+            CliError::BenchNotOp { pool: true }.to_string(),
+            "not a pool record"
+        );
+        assert_eq!(
+            CliError::BenchNotOp { pool: false }.to_string(),
+            "no device op"
+        );
+        assert_eq!(
+            CliError::BenchFlag(BenchFlag::NonzeroFraction(1.5)).to_string(),
+            "--nonzero-fraction 1.5: must be between 0 and 1"
+        );
     }
 }

@@ -107,14 +107,21 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     })?;
     let mut mem = DeviceMemory::new(args.arch);
     for d in &dumps {
-        d.view
-            .check(&mem)
-            .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
+        d.view.check(&mem).map_err(|source| CliError::HostArray {
+            flag: "--dump",
+            path: d.path.clone(),
+            source,
+        })?;
     }
     for l in &loads {
         let npy = read_npy(&l.path)?;
-        host::load(&mut mem, l.at, &npy.shape, &npy.data)
-            .map_err(|e| bad(format!("--load {}: {e}", l.path.display())))?;
+        host::load(&mut mem, l.at, &npy.shape, &npy.data).map_err(|source| {
+            CliError::HostArray {
+                flag: "--load",
+                path: l.path.clone(),
+                source,
+            }
+        })?;
     }
     let mut trace = WriteTrace {
         out: &mut *out,
@@ -131,9 +138,11 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut wrote = Vec::new();
     for d in &dumps {
         let v = &d.view;
-        let data = v
-            .read(&mem)
-            .map_err(|e| bad(format!("--dump {}: {e}", d.path.display())))?;
+        let data = v.read(&mem).map_err(|source| CliError::HostArray {
+            flag: "--dump",
+            path: d.path.clone(),
+            source,
+        })?;
         write_npy(&mut outs, &d.path, v.dtype, &v.shape, &data)?;
         wrote.push(format!(
             "wrote {} ({} {:?})",
@@ -173,10 +182,6 @@ pub fn run(args: &ExecArgs, out: &mut dyn Write) -> Result<(), CliError> {
 fn png_path(dir: &std::path::Path, npy: &std::path::Path) -> PathBuf {
     let stem = npy.file_stem().unwrap_or(npy.as_os_str());
     dir.join(stem).with_extension("png")
-}
-
-fn bad(msg: String) -> CliError {
-    CliError::BadInput(msg)
 }
 
 /// The trace, straight to the output.

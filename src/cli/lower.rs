@@ -72,10 +72,11 @@ pub fn run(manifest_path: &Path, dir: &Path, out: &mut dyn Write) -> Result<(), 
             continue;
         }
         let mut l = lower(bytes).map_err(|e| match e {
-            LowerError::Malformed(source) => CliError::BadInput(format!(
-                "{}: {engine} stream: {source}",
-                manifest_path.display()
-            )),
+            LowerError::Malformed(source) => CliError::EngineStream {
+                manifest: Some(manifest_path.to_owned()),
+                engine,
+                source,
+            },
             LowerError::Rejected(r) => CliError::InvalidProgram(format!(
                 "{engine} stream, {} at byte offset {}: {r}",
                 crate::isa::Opcode(r.opcode),

@@ -62,9 +62,9 @@ pub fn write_npy(
     shape: &[u64],
     data: &[u8],
 ) -> Result<(), CliError> {
-    let header = crate::npy::npy_header(dtype, shape).map_err(|why| CliError::Encode {
+    let header = crate::npy::npy_header(dtype, shape).map_err(|source| CliError::Encode {
         path: path.to_owned(),
-        why,
+        source,
     })?;
     Ok(outs.write_parts(path, &[&header, data])?)
 }
@@ -81,9 +81,9 @@ pub fn npy_bytes(
     shape: &[u64],
     data: &[u8],
 ) -> Result<Vec<u8>, CliError> {
-    crate::npy::npy_bytes(dtype, shape, data).map_err(|why| CliError::Encode {
+    crate::npy::npy_bytes(dtype, shape, data).map_err(|source| CliError::Encode {
         path: path.to_owned(),
-        why,
+        source,
     })
 }
 

@@ -156,7 +156,11 @@ pub fn lower_cmd(
         }
         let x = expand(&n, e).map_err(rejected)?;
         let mut l = lower(&x.bytes).map_err(|err| match err {
-            LowerError::Malformed(s) => CliError::BadInput(format!("{e} stream: {s}")),
+            LowerError::Malformed(source) => CliError::EngineStream {
+                manifest: None,
+                engine: e,
+                source,
+            },
             LowerError::Rejected(r) => CliError::InvalidProgram(format!(
                 "{e} stream: {r} [NEFF offset {}]",
                 x.original(r.offset)

@@ -140,10 +140,6 @@ pub struct PoolArgs {
     pub report: Option<PathBuf>,
 }
 
-fn bad(s: String) -> CliError {
-    CliError::BadInput(s)
-}
-
 fn usage(s: String) -> CliError {
     CliError::Usage(s)
 }
@@ -271,11 +267,11 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
         DtypeOpt::Uint8 => Dtype::UINT8,
     });
     if let Some(d) = want.filter(|&d| d != x.dtype) {
-        return Err(bad(format!(
-            "{}: --dtype {d} but the .npy holds {}",
-            a.input.display(),
-            x.dtype
-        )));
+        return Err(CliError::InputDtype {
+            path: a.input.clone(),
+            asked: d,
+            holds: x.dtype,
+        });
     }
     let p = params(a, x.shape.len())?;
     let (x_dtype, x_shape) = (x.dtype, x.shape.clone());
@@ -302,8 +298,10 @@ pub fn run(a: &PoolArgs, out: &mut dyn Write) -> Result<(), CliError> {
         );
     }
     let stage_s = start.elapsed().as_secs_f64();
-    let compiled =
-        frontend::compile_owned(&p, x).map_err(|e| bad(format!("{}: {e}", a.input.display())))?;
+    let compiled = frontend::compile_owned(&p, x).map_err(|e| CliError::Pooling {
+        path: a.input.clone(),
+        source: Box::new(e),
+    })?;
     let mut written = Vec::new();
     let mut outs = Outputs::new();
     if let Some(dir) = &a.emit {

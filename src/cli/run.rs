@@ -346,10 +346,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
         if r.is_ok()
             && let Some(k) = taken.iter().position(|t| !t)
         {
-            return Err(CliError::Exec(format!(
-                "--snapshot {}: the run ended without executing that record (no snapshot written)",
-                snaps[k].arg
-            )));
+            return Err(CliError::SnapshotNotReached(snaps[k].arg.clone()));
         }
         r
     };

@@ -109,10 +109,12 @@ pub fn run(a: &VizArgs, out: &mut dyn Write) -> Result<(), CliError> {
     check_paths(&[named("the tensor", tensor)], &[named("-o", &a.output)])?;
     let (shape, values, _) = viz::read_values(tensor).map_err(|e| match e {
         viz::VizError::Npy(n) => CliError::from(n),
-        e => CliError::BadInput(e.to_string()),
+        source => CliError::Tensor { path: None, source },
     })?;
-    let planes = Planes::new(&shape, values)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", tensor.display())))?;
+    let planes = Planes::new(&shape, values).map_err(|source| CliError::Tensor {
+        path: Some(tensor.to_owned()),
+        source,
+    })?;
     let opts = Options {
         cmap: a.cmap.map(|c| match c {
             CmapOpt::Viridis => Cmap::Viridis,
@@ -171,10 +173,11 @@ fn run_footprint(
         })?
         .nth(n)
     else {
-        return Err(CliError::BadInput(format!(
-            "{}: no record {n} (the stream holds {count})",
-            stream.display()
-        )));
+        return Err(CliError::NoRecord {
+            path: stream.to_owned(),
+            n,
+            count,
+        });
     };
     let fp = viz::footprint(&rec, arch).map_err(|e| match e {
         VizError::Invalid(fail) => CliError::Invalid(InvalidRecord {
@@ -182,10 +185,12 @@ fn run_footprint(
             opcode: rec.0[0],
             fail,
         }),
-        e => CliError::BadInput(format!(
-            "{} record {n} (offset {offset}): {e}",
-            stream.display()
-        )),
+        source => CliError::Footprint {
+            path: stream.to_owned(),
+            n,
+            offset,
+            source,
+        },
     })?;
     let title = format!(
         "record {n} @{offset}: {}",

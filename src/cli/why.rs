@@ -106,7 +106,7 @@ pub fn run(args: &WhyArgs, out: &mut dyn Write) -> Result<(), CliError> {
         ..RunOptions::default()
     };
     let w = why(&model, &data, &name, &index, exec.as_mut(), &ropts)?;
-    print(&w, args.json, out).map_err(|e| CliError::Exec(format!("stdout: {e}")))
+    print(&w, args.json, out).map_err(CliError::Stdout)
 }
 
 fn print(w: &Why, json: bool, out: &mut dyn Write) -> std::io::Result<()> {

@@ -65,9 +65,75 @@ pub enum ContractFault {
     #[error("holds no DRAM")]
     HoldsNoDram,
     /// The backend refused a DMA of DRAM it said it would run (the DMA,
-    /// as the runtime prints it).
+    /// as the runtime resolved it).
     #[error("refused a DMA of DRAM it holds ({0})")]
-    RefusedHeldDma(String),
+    RefusedHeldDma(Box<ResolvedDma>),
+}
+
+/// A DMA_MEMCPY as the runtime resolved it, for messages
+/// ([`ContractFault::RefusedHeldDma`]): written
+/// `DMA <src> -> <dst> (<in> -> <out>), sem[i] += n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResolvedDma {
+    /// The source walk.
+    pub src: ResolvedWalk,
+    /// The destination walk.
+    pub dst: ResolvedWalk,
+    /// EC-23's conversion; `None` copies bytes verbatim.
+    pub convert: Option<(
+        crate::device::convert::InType,
+        crate::device::convert::OutType,
+    )>,
+    /// The semaphore incremented on completion.
+    pub sem: u8,
+    /// The increment.
+    pub inc: u8,
+}
+
+impl std::fmt::Display for ResolvedDma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DMA {} -> {}", self.src, self.dst)?;
+        if let Some((i, o)) = self.convert {
+            write!(f, " ({} -> {})", i.dtype(), o.dtype())?;
+        }
+        write!(f, ", sem[{}] += {}", self.sem, self.inc)
+    }
+}
+
+/// One side of a [`ResolvedDma`]: written `dram[START]{n0:s0 n1:s1}xELEM`
+/// in DRAM or `0xADDR{n0:s0 n1:s1}xELEM` on chip, steps in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResolvedWalk {
+    /// True in device DRAM, false on chip (SBUF or PSUM).
+    pub dram: bool,
+    /// Byte address of element (0, 0): a DRAM byte, or an on-chip address.
+    pub start: i64,
+    /// Steps in bytes, dim 0 fastest.
+    pub step: [i64; 2],
+    /// Elements per dim.
+    pub num: [u64; 2],
+    /// Bytes of one element.
+    pub elem: u64,
+}
+
+impl std::fmt::Display for ResolvedWalk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.dram {
+            write!(f, "dram[{}]", self.start)?;
+        } else {
+            write!(f, "0x{:X}", self.start)?;
+        }
+        let elem = self.elem as i64;
+        write!(
+            f,
+            "{{{}:{} {}:{}}}x{}",
+            self.num[0],
+            self.step[0] / elem,
+            self.num[1],
+            self.step[1] / elem,
+            self.elem
+        )
+    }
 }
 
 impl BackendError {

@@ -9,7 +9,7 @@
 //! bit for bit (else an error): the chain explains the bytes that backend
 //! produced.
 
-use super::{Model, ModelError, Prepared, RunOptions};
+use super::{Model, ModelError, NameFault, Prepared, RunOptions};
 use crate::device::{CpuExecutor, Executor, NoTrace};
 use crate::files::HostBytes;
 use crate::runtime::why::{self, Link, Mem, Place, VarInfo, Writer, Writes};
@@ -41,27 +41,31 @@ pub struct Why {
 pub fn element_place(model: &Model, name: &str, index: &[u64]) -> Result<(u64, u64), ModelError> {
     let outputs = model.outputs();
     let Some(t) = outputs.iter().find(|t| t.name == name) else {
-        let names: Vec<&str> = outputs.iter().map(|t| t.name.as_str()).collect();
-        return Err(ModelError::Name(format!(
-            "{name}: the {} has no output of that name (outputs: {})",
-            if model.is_neff() { "NEFF" } else { "program" },
-            names.join(", ")
-        )));
+        return Err(NameFault::UnknownOutput {
+            name: name.to_string(),
+            kind: model.kind(),
+            outputs: outputs.iter().map(|t| t.name.clone()).collect(),
+        }
+        .into());
     };
     if index.len() != t.shape.len() {
-        return Err(ModelError::Name(format!(
-            "{name}{index:?}: {} indices for an output of shape {:?}",
-            index.len(),
-            t.shape
-        )));
+        return Err(NameFault::Rank {
+            name: name.to_string(),
+            index: index.to_vec(),
+            shape: t.shape.clone(),
+        }
+        .into());
     }
     let mut flat = 0u64;
-    for (d, (&i, &n)) in index.iter().zip(&t.shape).enumerate() {
+    for (axis, (&i, &n)) in index.iter().zip(&t.shape).enumerate() {
         if i >= n {
-            return Err(ModelError::Name(format!(
-                "{name}{index:?}: index {i} is out of range for axis {d} of size {n} (shape {:?})",
-                t.shape
-            )));
+            return Err(NameFault::Index {
+                name: name.to_string(),
+                index: index.to_vec(),
+                axis,
+                shape: t.shape.clone(),
+            }
+            .into());
         }
         flat = flat * n + i;
     }
@@ -175,7 +179,7 @@ pub fn why_many(
         let var = vars
             .iter()
             .find(|v| &v.name == output)
-            .ok_or_else(|| ModelError::Name(format!("{output}: not a DRAM variable of the run")))?;
+            .ok_or_else(|| NameFault::NotInDram(output.clone()))?;
         let root = Place {
             mem: Mem::Dram as u8,
             at: var.base + off,

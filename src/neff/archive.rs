@@ -2,6 +2,7 @@
 //! digest, the tar walk, and the writers `pack` uses (inflation is
 //! [`super::inflate`]).
 
+use super::fault::{MetadataFault, NumberFault};
 use std::io::Write;
 use std::ops::Range;
 
@@ -58,17 +59,17 @@ fn field_str(f: &[u8]) -> &[u8] {
 }
 
 /// An octal field (leading spaces, trailing NUL/space allowed) or GNU base-256.
-fn number(f: &[u8]) -> Result<u64, &'static str> {
+fn number(f: &[u8]) -> Result<u64, NumberFault> {
     if f.first().is_some_and(|&b| b & 0x80 != 0) {
         if f[0] & 0x40 != 0 {
-            return Err("negative");
+            return Err(NumberFault::Negative);
         }
         let mut v: u64 = (f[0] & 0x3F) as u64;
         for &b in &f[1..] {
             v = v
                 .checked_mul(256)
                 .and_then(|v| v.checked_add(b as u64))
-                .ok_or("too large")?;
+                .ok_or(NumberFault::TooLarge)?;
         }
         return Ok(v);
     }
@@ -85,12 +86,12 @@ fn number(f: &[u8]) -> Result<u64, &'static str> {
     let mut v = 0u64;
     for b in s {
         if !(b'0'..=b'7').contains(&b) {
-            return Err("not octal");
+            return Err(NumberFault::NotOctal);
         }
         v = v
             .checked_mul(8)
             .and_then(|v| v.checked_add((b - b'0') as u64))
-            .ok_or("too large")?;
+            .ok_or(NumberFault::TooLarge)?;
     }
     Ok(v)
 }
@@ -143,7 +144,7 @@ fn pax(data: &[u8], path: &mut Option<String>, size: &mut Option<u64>) {
 
 /// §6 step 10: walks a ustar / pax / GNU tar held in `tar`. Errors are the
 /// detail of "failure while reading NEFF metadata".
-pub fn walk(tar: &[u8]) -> Result<TarIndex, String> {
+pub fn walk(tar: &[u8]) -> Result<TarIndex, MetadataFault> {
     let mut w = TarWalk::new(u64::MAX);
     w.advance(tar, true)?;
     w.finish(tar.len() as u64)
@@ -177,7 +178,7 @@ enum WalkState {
     /// The end of the archive (a zero block, or the end of the bytes).
     Ended,
     /// A header's error, decided by its bytes alone.
-    Failed(String),
+    Failed(MetadataFault),
     /// A member whose declared end lies past `bound`: the tar either exceeds
     /// the limit (inflation fails first) or ends inside it (this error, once
     /// the tar's length is known).
@@ -189,8 +190,8 @@ enum WalkState {
 }
 
 /// A failed allocation while walking: an error, not an abort.
-fn no_room<E>(_: E) -> String {
-    "out of memory while walking the tar".to_string()
+fn no_room<E>(_: E) -> MetadataFault {
+    MetadataFault::TarMemory
 }
 
 impl TarWalk {
@@ -212,7 +213,11 @@ impl TarWalk {
     /// it). Returns the length past which no byte can change the result, once
     /// that is decided: the offset of the end-of-archive block, or of the
     /// header that failed. An error only where memory ran out.
-    pub(crate) fn advance(&mut self, tar: &[u8], whole: bool) -> Result<Option<usize>, String> {
+    pub(crate) fn advance(
+        &mut self,
+        tar: &[u8],
+        whole: bool,
+    ) -> Result<Option<usize>, MetadataFault> {
         while let WalkState::Walking = self.state {
             let pos = self.pos;
             if pos.saturating_add(BLOCK) > tar.len() {
@@ -236,7 +241,12 @@ impl TarWalk {
     /// One entry whose header starts `rest` (at byte `pos` of the tar): the
     /// next state (Walking again once the entry is taken), or None while its
     /// data is still to come.
-    fn entry(&mut self, rest: &[u8], pos: usize, whole: bool) -> Result<Option<WalkState>, String> {
+    fn entry(
+        &mut self,
+        rest: &[u8],
+        pos: usize,
+        whole: bool,
+    ) -> Result<Option<WalkState>, MetadataFault> {
         let h = &rest[..BLOCK];
         if h.iter().all(|&b| b == 0) {
             return Ok(Some(WalkState::Ended));
@@ -244,9 +254,7 @@ impl TarWalk {
         match number(&h[148..156]) {
             Ok(stored) if stored == checksum(h) => {}
             _ => {
-                return Ok(Some(WalkState::Failed(format!(
-                    "tar header checksum at byte {pos}"
-                ))));
+                return Ok(Some(WalkState::Failed(MetadataFault::TarChecksum(pos))));
             }
         }
         let magic = &h[257..263];
@@ -260,9 +268,11 @@ impl TarWalk {
         let size = match number(&h[124..136]) {
             Ok(s) => s,
             Err(why) => {
-                return Ok(Some(WalkState::Failed(format!(
-                    "size of tar entry {name} at byte {pos} is {why}"
-                ))));
+                return Ok(Some(WalkState::Failed(MetadataFault::TarSize {
+                    name,
+                    at: pos,
+                    why,
+                })));
             }
         };
         let size = self.next_size.unwrap_or(size);
@@ -275,9 +285,11 @@ impl TarWalk {
             // The data is not all here: the tar is short (an error), or the
             // data is still to come, or it would pass the bound.
             return Ok(if whole {
-                Some(WalkState::Failed(format!(
-                    "member {name} truncated ({avail} of {size} bytes)"
-                )))
+                Some(WalkState::Failed(MetadataFault::Truncated {
+                    name,
+                    avail,
+                    size,
+                }))
             } else if size > self.bound.saturating_sub(start as u64) {
                 Some(WalkState::Truncated { name, start, size })
             } else {
@@ -323,7 +335,7 @@ impl TarWalk {
         Ok(Some(WalkState::Walking))
     }
 
-    fn warn(&mut self, w: String) -> Result<(), String> {
+    fn warn(&mut self, w: String) -> Result<(), MetadataFault> {
         self.warnings.try_reserve(1).map_err(no_room)?;
         self.warnings.push(w);
         Ok(())
@@ -332,9 +344,9 @@ impl TarWalk {
     /// The walk's result, once the tar's length `len` is known and the walk
     /// has had every byte it asked for ([`TarWalk::advance`] on the whole
     /// tar, or until it returned a length).
-    pub(crate) fn finish(self, len: u64) -> Result<TarIndex, String> {
+    pub(crate) fn finish(self, len: u64) -> Result<TarIndex, MetadataFault> {
         if len == 0 {
-            return Err("empty payload".into());
+            return Err(MetadataFault::EmptyPayload);
         }
         match self.state {
             WalkState::Walking | WalkState::Ended => Ok(TarIndex {
@@ -344,7 +356,7 @@ impl TarWalk {
             WalkState::Failed(e) => Err(e),
             WalkState::Truncated { name, start, size } => {
                 let avail = len.saturating_sub(start as u64);
-                Err(format!("member {name} truncated ({avail} of {size} bytes)"))
+                Err(MetadataFault::Truncated { name, avail, size })
             }
         }
     }
@@ -408,7 +420,18 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neff::gunzip;
+
+    // The assertions below are on the messages, as the reader prints them.
+
+    /// [`crate::neff::gunzip`], its error as text.
+    fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+        crate::neff::gunzip(data, limit).map_err(|e| e.to_string())
+    }
+
+    /// [`super::walk`], its error as text.
+    fn walk(tar: &[u8]) -> Result<TarIndex, String> {
+        super::walk(tar).map_err(|e| e.to_string())
+    }
 
     #[test]
     fn md5_of_abc() {
@@ -462,7 +485,8 @@ mod tests {
         f[11] = 5;
         assert_eq!(number(&f), Ok(5));
         f[0] = 0xFF;
-        assert_eq!(number(&f), Err("negative"));
+        assert_eq!(number(&f), Err(NumberFault::Negative));
+        assert_eq!(NumberFault::Negative.to_string(), "negative");
         assert_eq!(number(b"0000644 \0"), Ok(0o644));
     }
 
@@ -512,13 +536,14 @@ mod tests {
         let mut k = 0;
         while k < tar.len() {
             k = (k + step).min(tar.len());
-            if let Some(end) = w.advance(&tar[..k], false)? {
+            if let Some(end) = w.advance(&tar[..k], false).map_err(|e| e.to_string())? {
                 kept = end.min(k);
                 break;
             }
         }
-        w.advance(&tar[..kept], kept == tar.len())?;
-        w.finish(tar.len() as u64)
+        w.advance(&tar[..kept], kept == tar.len())
+            .map_err(|e| e.to_string())?;
+        w.finish(tar.len() as u64).map_err(|e| e.to_string())
     }
 
     fn same(a: &Result<TarIndex, String>, b: &Result<TarIndex, String>) -> bool {
@@ -578,7 +603,7 @@ mod tests {
         // Decided by the header alone: nothing past it is needed.
         assert_eq!(w.advance(&t[..BLOCK], false), Ok(Some(0)));
         assert_eq!(
-            w.finish(1 << 20).unwrap_err(),
+            w.finish(1 << 20).unwrap_err().to_string(),
             format!(
                 "member big truncated ({} of {} bytes)",
                 (1 << 20) - 512,

@@ -21,6 +21,7 @@
 //! huge pages are not asked for: a fresh process's first touch of them can
 //! stall on compaction, docs/neff.md.)
 
+use super::fault::MetadataFault;
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 use memmap2::{MmapMut, MmapOptions};
 use std::collections::VecDeque;
@@ -71,15 +72,15 @@ impl AsRef<[u8]> for Inflated {
 }
 
 /// The error of a failed allocation of `n` bytes (exit 4 with the file's name).
-fn no_memory(n: usize) -> String {
-    format!("cannot allocate {n} bytes for the inflated payload")
+fn no_memory(n: usize) -> MetadataFault {
+    MetadataFault::InflateMemory(n)
 }
 
 /// §6 step 9: inflates the single gzip member at the start of `data` (bytes
 /// after its trailer are ignored), checking CRC-32 and ISIZE. Refuses to
 /// produce more than `limit` bytes. The error is the detail of "failure while
 /// reading NEFF metadata".
-pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, MetadataFault> {
     let z = inflate(data, limit, usize::MAX, |_| Ok(None))?;
     let mut out = Vec::new();
     out.try_reserve_exact(z.len).map_err(|_| no_memory(z.len))?;
@@ -96,8 +97,8 @@ pub(crate) fn inflate(
     data: &[u8],
     limit: u64,
     reserve: usize,
-    mut keep: impl FnMut(&[u8]) -> Result<Option<usize>, String>,
-) -> Result<Inflated, String> {
+    mut keep: impl FnMut(&[u8]) -> Result<Option<usize>, MetadataFault>,
+) -> Result<Inflated, MetadataFault> {
     let body = header_len(data)?;
     // One byte beyond the limit tells a payload that exceeds it.
     let cap = limit.saturating_add(1).min(isize::MAX as u64) as usize;
@@ -139,17 +140,15 @@ pub(crate) fn inflate(
         }
     }
     if total > limit {
-        return Err(format!(
-            "the payload inflates beyond the limit of {limit} bytes"
-        ));
+        return Err(MetadataFault::InflateLimit(limit));
     }
     let at = z.d.total_in() as usize;
     let trailer = z.input.get(at..at + 8).ok_or_else(eof)?;
     if trailer[..4] != z.crc.sum().to_le_bytes() {
-        return Err("gzip CRC mismatch".into());
+        return Err(MetadataFault::GzipCrc);
     }
     if trailer[4..] != (total as u32).to_le_bytes() {
-        return Err("gzip ISIZE mismatch".into());
+        return Err(MetadataFault::GzipIsize);
     }
     let len = wanted.map_or(n, |w| w.min(n));
     Ok(Inflated {
@@ -170,7 +169,7 @@ impl Output {
     /// to a chunk), which the output grows past by copying
     /// ([`Output::grow`]): the rest of the address space stays to the rest
     /// of the run.
-    fn reserve(len: usize) -> Result<Output, String> {
+    fn reserve(len: usize) -> Result<Output, MetadataFault> {
         let mut want = len;
         loop {
             match anon(want) {
@@ -197,7 +196,7 @@ impl Output {
 
     /// A larger mapping (double, at most `cap` bytes) holding the first `n`
     /// bytes of this one.
-    fn grow(&mut self, n: usize, cap: usize) -> Result<(), String> {
+    fn grow(&mut self, n: usize, cap: usize) -> Result<(), MetadataFault> {
         let len = self.map.len().saturating_mul(2).max(CHUNK).min(cap);
         let mut map = anon(len).map_err(|_| no_memory(len))?;
         map[..n].copy_from_slice(&self.map[..n]);
@@ -215,16 +214,16 @@ fn anon(len: usize) -> std::io::Result<MmapMut> {
         .map_anon()
 }
 
-fn eof() -> String {
-    "gzip: unexpected end of file".into()
+fn eof() -> MetadataFault {
+    MetadataFault::GzipEof
 }
 
 /// The length of the RFC 1952 header at the start of `data` (FEXTRA, FNAME,
 /// FCOMMENT skipped, FHCRC checked); errors as flate2's reader words them.
-fn header_len(data: &[u8]) -> Result<usize, String> {
+fn header_len(data: &[u8]) -> Result<usize, MetadataFault> {
     let h = data.get(..10).ok_or_else(eof)?;
     if h[..3] != [0x1f, 0x8b, 0x08] || h[3] & FRESERVED != 0 {
-        return Err("gzip: invalid gzip header".into());
+        return Err(MetadataFault::GzipHeader);
     }
     let flg = h[3];
     let mut at = 10;
@@ -241,7 +240,7 @@ fn header_len(data: &[u8]) -> Result<usize, String> {
             match rest.iter().take(MAX_HEADER_FIELD + 1).position(|&b| b == 0) {
                 Some(nul) => at += nul + 1,
                 None if rest.len() > MAX_HEADER_FIELD => {
-                    return Err("gzip: gzip header field too long".into());
+                    return Err(MetadataFault::GzipField);
                 }
                 None => return Err(eof()),
             }
@@ -252,7 +251,7 @@ fn header_len(data: &[u8]) -> Result<usize, String> {
         let mut crc = Crc::new();
         crc.update(&data[..at]);
         if u16::from_le_bytes([c[0], c[1]]) != crc.sum() as u16 {
-            return Err("gzip CRC mismatch".into());
+            return Err(MetadataFault::GzipCrc);
         }
         at += 2;
     }
@@ -272,7 +271,7 @@ struct Inflater<'a> {
 
 impl Inflater<'_> {
     /// Inflates into `out` until it is full or the stream ends; the bytes written.
-    fn fill(&mut self, out: &mut [u8]) -> Result<usize, String> {
+    fn fill(&mut self, out: &mut [u8]) -> Result<usize, MetadataFault> {
         let mut n = 0;
         while n < out.len() && !self.done {
             let (i0, o0) = (self.d.total_in(), self.d.total_out());
@@ -283,12 +282,12 @@ impl Inflater<'_> {
                     &mut out[n..],
                     FlushDecompress::None,
                 )
-                .map_err(|_| "gzip: corrupt deflate stream".to_string())?;
+                .map_err(|_| MetadataFault::GzipCorrupt)?;
             n += (self.d.total_out() - o0) as usize;
             self.done = status == Status::StreamEnd;
             if !self.done && self.d.total_in() == i0 && self.d.total_out() == o0 {
                 // No progress with room to write: the input ended mid-stream.
-                return Err("gzip: incomplete deflate stream".into());
+                return Err(MetadataFault::GzipIncomplete);
             }
         }
         self.crc.update(&out[..n]);
@@ -298,7 +297,7 @@ impl Inflater<'_> {
 
 /// Inflates into `out` from its start, chunk by chunk, with a helper thread
 /// prefaulting the chunks ahead (see the module's note); the bytes written.
-fn fill_chunks(z: &mut Inflater, out: &mut [u8]) -> Result<usize, String> {
+fn fill_chunks(z: &mut Inflater, out: &mut [u8]) -> Result<usize, MetadataFault> {
     if out.len() <= CHUNK || crate::device::cpu::host_threads() < 2 {
         return z.fill(out);
     }
@@ -355,6 +354,23 @@ mod tests {
     use super::*;
     use crate::neff::gzip;
     use std::io::{Read, Write};
+
+    // The assertions below are on the messages, as the reader prints them.
+
+    /// [`super::gunzip`], its error as text.
+    fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+        super::gunzip(data, limit).map_err(|e| e.to_string())
+    }
+
+    /// [`super::inflate`], its error as text.
+    fn inflate(
+        data: &[u8],
+        limit: u64,
+        reserve: usize,
+        keep: impl FnMut(&[u8]) -> Result<Option<usize>, MetadataFault>,
+    ) -> Result<Inflated, String> {
+        super::inflate(data, limit, reserve, keep).map_err(|e| e.to_string())
+    }
 
     /// Repetitive bytes (fast to deflate) with back-references across chunks.
     fn data(n: usize) -> Vec<u8> {
@@ -518,10 +534,10 @@ mod tests {
         let got = inflate(&gzip(b"abc"), u64::MAX, usize::MAX, |_| Ok(Some(1 << 20))).unwrap();
         assert_eq!(got.as_ref(), b"abc");
         // The caller's error stops the inflation.
-        let e = inflate(&z, u64::MAX, usize::MAX, |_| Err("no".into()))
+        let e = inflate(&z, u64::MAX, usize::MAX, |_| Err(MetadataFault::TarMemory))
             .err()
             .unwrap();
-        assert_eq!(e, "no");
+        assert_eq!(e, MetadataFault::TarMemory.to_string());
     }
 
     /// `z` with the FHCRC flag and the header's CRC-16 added.

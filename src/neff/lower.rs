@@ -60,7 +60,240 @@ pub struct TriggerRejected {
     /// `emu_footprint_in_bounds` for a walk outside a virtual view (NEFF-EC-9).
     pub predicate: &'static str,
     /// Why.
-    pub why: String,
+    pub why: TriggerFault,
+}
+
+/// Why a 0xC1 or 0xC8 trigger does not lower ([`TriggerRejected::why`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TriggerFault {
+    /// NEFF-EC-5: byte 13 names no dtype.
+    #[error("dtype byte 13 = {0:#x} is not a dtype")]
+    CollectiveDtype(
+        /// Byte 13.
+        u8,
+    ),
+    /// NEFF-EC-5: a collective other than ALL_REDUCE.
+    #[error("ctype byte 32 = {0}: only ALL_REDUCE (1) is emulated")]
+    CollectiveType(
+        /// Byte 32.
+        u8,
+    ),
+    /// NEFF-EC-5: reserved bytes set.
+    #[error("bytes 33..47 are not zero")]
+    CollectiveReserved,
+    /// NEFF-EC-5: a completion other than SEM_INC.
+    #[error("update_mode {0:#04x}: the collective needs a SEM_INC completion (0x03 or 0x13)")]
+    CollectiveUpdate(
+        /// Byte 6.
+        u8,
+    ),
+    /// NEFF-EC-5: a replica group of more than one rank.
+    #[error("replica_groups with more than one member: one rank only")]
+    ReplicaGroups,
+    /// NEFF-EC-5: a group id past the replica groups.
+    #[error("group_id {group} is not below {groups} groups")]
+    GroupId {
+        /// The trigger's group id.
+        group: usize,
+        /// The replica groups.
+        groups: usize,
+    },
+    /// NEFF-EC-5: a tensor id that is no DRAM variable.
+    #[error("tensor id {id} (byte {at}) is not a DRAM variable")]
+    CollectiveTensor {
+        /// The id.
+        id: u32,
+        /// The record byte it is at.
+        at: usize,
+    },
+    /// NEFF-EC-5: no elements.
+    #[error("num_elements is 0")]
+    NoElements,
+    /// NEFF-EC-5: more bytes than a 32-bit offset reaches.
+    #[error("the copy does not fit 32-bit offsets")]
+    CopyTooLong,
+    /// NEFF-EC-5: the source offset in bytes overflows.
+    #[error("src offset overflows")]
+    SrcOffset,
+    /// NEFF-EC-5: the destination offset in bytes overflows.
+    #[error("dst offset overflows")]
+    DstOffset,
+    /// NEFF-EC-5: a byte offset past 32 bits.
+    #[error("offset {0} does not fit 32 bits")]
+    Offset(
+        /// The offset.
+        u64,
+    ),
+    /// NEFF-EC-4: a trigger without a queue name.
+    #[error("empty queue name")]
+    EmptyQueue,
+    /// NEFF-EC-4: a raw-count trigger.
+    #[error("use_raw_count {0} or bytes 52..63 non-zero: only block_id triggers are emulated")]
+    RawCount(
+        /// `use_raw_count`.
+        u32,
+    ),
+    /// NEFF-EC-4: a queue def.json does not define.
+    #[error("unknown DMA queue {0:?}")]
+    UnknownQueue(
+        /// The queue.
+        String,
+    ),
+    /// NEFF-EC-4: a queue key the emulator does not emulate.
+    #[error("queue {queue:?} has `{key}` (not emulated)")]
+    QueueKey {
+        /// The queue.
+        queue: String,
+        /// The key.
+        key: &'static str,
+    },
+    /// NEFF-EC-4: a queue type other than `in`, `out` and `data`.
+    #[error("queue {queue:?} has type {ty:?}: only in, out and data")]
+    QueueType {
+        /// The queue.
+        queue: String,
+        /// Its type (empty when it is not a string).
+        ty: String,
+    },
+    /// NEFF-EC-4: a queue semaphore past 255.
+    #[error("queue {0:?}: semaphore is not 0..=255")]
+    QueueSemaphore(
+        /// The queue.
+        String,
+    ),
+    /// NEFF-EC-4: a block id the queue does not have.
+    #[error("no DMA block {block} in queue {queue:?}")]
+    NoBlock {
+        /// The block id.
+        block: u64,
+        /// The queue.
+        queue: String,
+    },
+    /// NEFF-EC-4: a block without descriptors.
+    #[error("DMA block {block} of queue {queue:?} has no descriptor")]
+    EmptyBlock {
+        /// The block id.
+        block: u64,
+        /// The queue.
+        queue: String,
+    },
+    /// NEFF-EC-3: a descriptor of the block that does not lower.
+    #[error("block {block} of queue {queue:?}, descriptor {desc}: {fault}")]
+    Descriptor {
+        /// The block id.
+        block: u64,
+        /// The queue.
+        queue: String,
+        /// The descriptor's index in the block.
+        desc: usize,
+        /// Why.
+        fault: DescFault,
+    },
+    /// The stream's expansions past [`MAX_EXPANDED_RECORDS`].
+    #[error("the stream's expansions exceed {MAX_EXPANDED_RECORDS} records")]
+    Expansions,
+    /// NEFF-EC-9: a walk outside the virtual view its VAR_ID names.
+    #[error("the walk at byte {at} leaves its virtual view ({size} bytes)")]
+    LeavesView {
+        /// The record byte of the walk's address.
+        at: usize,
+        /// The view's size.
+        size: u64,
+    },
+}
+
+/// Why a DMA descriptor does not lower (NEFF-EC-3, [`TriggerFault::Descriptor`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DescFault {
+    /// An address whose VAR_ID offset leaves 32 bits.
+    #[error("VAR_ID offset {0} does not fit 32 bits")]
+    VarOffset(
+        /// The offset.
+        i64,
+    ),
+    /// A state-buffer address past 32 bits.
+    #[error("state-buffer address {0} does not fit 32 bits")]
+    SbAddress(
+        /// The address.
+        i64,
+    ),
+    /// No `from` or `to` string.
+    #[error("descriptor without a string `{0}`")]
+    NoSide(
+        /// `from` or `to`.
+        &'static str,
+    ),
+    /// A side naming no variable.
+    #[error("`{side}` names no def.json variable: {name:?}")]
+    UnknownVariable {
+        /// `from` or `to`.
+        side: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// No sizes or steps array.
+    #[error("descriptor without `{0}`")]
+    NoKey(
+        /// The key.
+        &'static str,
+    ),
+    /// Sizes and steps of different lengths, or none.
+    #[error("{0}_sizes and {0}_steps need the same length >= 1")]
+    Lengths(
+        /// `from` or `to`.
+        &'static str,
+    ),
+    /// A size that is not an integer >= 1.
+    #[error("every {0}_sizes entry is an integer >= 1")]
+    Sizes(
+        /// `from` or `to`.
+        &'static str,
+    ),
+    /// A size past a DMA count.
+    #[error("a size of {0} does not fit a DMA count (0xFFFF)")]
+    Count(
+        /// The size.
+        u64,
+    ),
+    /// A step that is not an i32.
+    #[error("every {0}_steps entry is an i32")]
+    Steps(
+        /// `from` or `to`.
+        &'static str,
+    ),
+    /// An offset past 32 bits.
+    #[error("{0} does not fit 32 bits")]
+    Offset(
+        /// `from_off` or `to_off`.
+        &'static str,
+    ),
+    /// An `op` other than `copy`.
+    #[error("op {0} (only copies are emulated)")]
+    Op(
+        /// The op, as JSON.
+        Value,
+    ),
+    /// A key of a copy the emulator does not emulate (`*_dtype` for any
+    /// other dtype key).
+    #[error("`{0}` (only plain copies are emulated)")]
+    RefusedKey(
+        /// The key.
+        &'static str,
+    ),
+    /// Sizes whose product leaves 64 bits.
+    #[error("the product of the sizes overflows 64 bits")]
+    SizesOverflow,
+    /// Sides that move different byte counts.
+    #[error("the two sides move different byte counts")]
+    ByteCounts,
+    /// Outer dims that differ.
+    #[error("dims 2.. of from and to differ in count or sizes")]
+    OuterDims,
+    /// A block past [`MAX_EXPANDED_RECORDS`].
+    #[error("more than {MAX_EXPANDED_RECORDS} records")]
+    TooManyRecords,
 }
 
 impl fmt::Display for TriggerRejected {
@@ -131,19 +364,19 @@ enum Base {
 }
 
 impl Base {
-    fn at(self, delta: i64) -> Result<u64, String> {
+    fn at(self, delta: i64) -> Result<u64, DescFault> {
         match self {
             Base::Var(id, o) => {
                 let o = o + delta;
                 if !(0..=u32::MAX as i64).contains(&o) {
-                    return Err(format!("VAR_ID offset {o} does not fit 32 bits"));
+                    return Err(DescFault::VarOffset(o));
                 }
                 Ok(VAR_MARKER << 56 | (id as u64) << 32 | o as u64)
             }
             Base::Sb(o) => {
                 let o = o + delta;
                 if !(0..=u32::MAX as i64).contains(&o) {
-                    return Err(format!("state-buffer address {o} does not fit 32 bits"));
+                    return Err(DescFault::SbAddress(o));
                 }
                 Ok(o as u64)
             }
@@ -190,48 +423,48 @@ fn place_events(trigger: &[u8], out: &mut [Rec]) {
 }
 
 /// NEFF-EC-3: one side of a descriptor.
-fn side(neff: &Neff, d: &Value, p: &str) -> Result<Side, String> {
-    // Messages are made only on failure: a NEFF may hold many descriptors.
+fn side(neff: &Neff, d: &Value, p: &'static str) -> Result<Side, DescFault> {
     let name = d
         .get(p)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("descriptor without a string `{p}`"))?;
-    let v: &NeffVar = neff
-        .var(name)
-        .ok_or_else(|| format!("`{p}` names no def.json variable: {name:?}"))?;
+        .ok_or(DescFault::NoSide(p))?;
+    let v: &NeffVar = neff.var(name).ok_or_else(|| DescFault::UnknownVariable {
+        side: p,
+        name: name.to_string(),
+    })?;
     let (sizes_key, steps_key, off_key) = match p {
         "from" => ("from_sizes", "from_steps", "from_off"),
         _ => ("to_sizes", "to_steps", "to_off"),
     };
-    let nums = |k: &str| -> Result<&Vec<Value>, String> {
+    let nums = |k: &'static str| -> Result<&Vec<Value>, DescFault> {
         d.get(k)
             .and_then(Value::as_array)
-            .ok_or_else(|| format!("descriptor without `{k}`"))
+            .ok_or(DescFault::NoKey(k))
     };
     let sizes = nums(sizes_key)?;
     let steps = nums(steps_key)?;
     if sizes.is_empty() || sizes.len() != steps.len() {
-        return Err(format!("{p}_sizes and {p}_steps need the same length >= 1"));
+        return Err(DescFault::Lengths(p));
     }
     let sizes: Vec<u64> = sizes
         .iter()
         .map(|s| s.as_u64().filter(|&s| s >= 1))
         .collect::<Option<_>>()
-        .ok_or_else(|| format!("every {p}_sizes entry is an integer >= 1"))?;
-    if let Some(s) = sizes.iter().find(|&&s| s > 0xFFFF) {
-        return Err(format!("a size of {s} does not fit a DMA count (0xFFFF)"));
+        .ok_or(DescFault::Sizes(p))?;
+    if let Some(&s) = sizes.iter().find(|&&s| s > 0xFFFF) {
+        return Err(DescFault::Count(s));
     }
     let steps: Vec<i64> = steps
         .iter()
         .map(|s| s.as_i64().filter(|s| i32::try_from(*s).is_ok()))
         .collect::<Option<_>>()
-        .ok_or_else(|| format!("every {p}_steps entry is an i32"))?;
+        .ok_or(DescFault::Steps(p))?;
     let o = match d.get(off_key) {
         None => 0,
         Some(x) => x
             .as_u64()
             .filter(|&o| o <= u32::MAX as u64)
-            .ok_or_else(|| format!("{off_key} does not fit 32 bits"))? as i64,
+            .ok_or(DescFault::Offset(off_key))? as i64,
     };
     let base = match v.kind {
         VarKind::StateBuffer => Base::Sb(o),
@@ -270,11 +503,11 @@ struct Desc {
 }
 
 /// NEFF-EC-3: reads one descriptor.
-fn desc(neff: &Neff, d: &Value) -> Result<Desc, String> {
+fn desc(neff: &Neff, d: &Value) -> Result<Desc, DescFault> {
     if let Some(op) = d.get("op")
         && op.as_str() != Some("copy")
     {
-        return Err(format!("op {op} (only copies are emulated)"));
+        return Err(DescFault::Op(op.clone()));
     }
     if let Some(k) = REFUSED_KEYS
         .iter()
@@ -284,17 +517,17 @@ fn desc(neff: &Neff, d: &Value) -> Result<Desc, String> {
                 .and_then(|o| o.keys().find(|k| k.ends_with("_dtype")).map(|_| &"*_dtype"))
         })
     {
-        return Err(format!("`{k}` (only plain copies are emulated)"));
+        return Err(DescFault::RefusedKey(k));
     }
     let mut from = side(neff, d, "from")?;
     let mut to = side(neff, d, "to")?;
     let prod = |s: &Side| s.sizes.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
     let (Some(a), Some(b)) = (prod(&from), prod(&to)) else {
         // The reader refuses these (exit 4); a changed `Neff` meets this.
-        return Err("the product of the sizes overflows 64 bits".into());
+        return Err(DescFault::SizesOverflow);
     };
     if a != b {
-        return Err("the two sides move different byte counts".into());
+        return Err(DescFault::ByteCounts);
     }
     for s in [&mut from, &mut to] {
         while s.sizes.len() < 2 {
@@ -303,7 +536,7 @@ fn desc(neff: &Neff, d: &Value) -> Result<Desc, String> {
         }
     }
     if from.sizes[2..] != to.sizes[2..] {
-        return Err("dims 2.. of from and to differ in count or sizes".into());
+        return Err(DescFault::OuterDims);
     }
     let outer: Vec<(u64, i64, i64)> = (2..from.sizes.len())
         .filter(|&k| from.sizes[k] > 1)
@@ -329,7 +562,7 @@ struct Index<'a> {
 
 type Block<'a> = (
     &'a super::model::DmaBlock,
-    std::cell::OnceCell<Vec<Result<Desc, String>>>,
+    std::cell::OnceCell<Vec<Result<Desc, DescFault>>>,
 );
 
 impl<'a> Index<'a> {
@@ -349,59 +582,70 @@ impl<'a> Index<'a> {
 }
 
 /// NEFF-EC-4: the records of one 0xC1 trigger.
-fn trigger(neff: &Neff, ix: &Index, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
+fn trigger(neff: &Neff, ix: &Index, r: &[u8], out: &mut Vec<Rec>) -> Result<(), TriggerFault> {
     let field = &r[12..44];
     let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
     let name = String::from_utf8_lossy(&field[..end]).into_owned();
     if name.is_empty() {
-        return Err("empty queue name".into());
+        return Err(TriggerFault::EmptyQueue);
     }
     let raw = u32_at(r, 44);
     if raw != 0 || r[52..64].iter().any(|&b| b != 0) {
-        return Err(format!(
-            "use_raw_count {raw} or bytes 52..63 non-zero: only block_id triggers are emulated"
-        ));
+        return Err(TriggerFault::RawCount(raw));
     }
     let block_id = u32_at(r, 48) as u64;
     let q = *ix
         .queues
         .get(name.as_str())
-        .ok_or(format!("unknown DMA queue {name:?}"))?;
+        .ok_or_else(|| TriggerFault::UnknownQueue(name.clone()))?;
     for k in ["semaphore_set", "num_queues", "queue_instances"] {
         if q.get(k).is_some() {
-            return Err(format!("queue {name:?} has `{k}` (not emulated)"));
+            return Err(TriggerFault::QueueKey {
+                queue: name,
+                key: k,
+            });
         }
     }
     let ty = q.get("type").and_then(Value::as_str).unwrap_or("");
     if !matches!(ty, "in" | "out" | "data") {
-        return Err(format!(
-            "queue {name:?} has type {ty:?}: only in, out and data"
-        ));
+        return Err(TriggerFault::QueueType {
+            queue: name,
+            ty: ty.to_string(),
+        });
     }
     let sem = match q.get("semaphore") {
         None => None,
         Some(s) => Some(
             s.as_u64()
                 .filter(|&s| s <= 255)
-                .ok_or(format!("queue {name:?}: semaphore is not 0..=255"))? as u8,
+                .ok_or_else(|| TriggerFault::QueueSemaphore(name.clone()))? as u8,
         ),
     };
-    let (b, descs) = ix
-        .blocks
-        .get(&(name.as_str(), block_id))
-        .ok_or(format!("no DMA block {block_id} in queue {name:?}"))?;
+    let (b, descs) =
+        ix.blocks
+            .get(&(name.as_str(), block_id))
+            .ok_or_else(|| TriggerFault::NoBlock {
+                block: block_id,
+                queue: name.clone(),
+            })?;
     if b.desc.is_empty() {
-        return Err(format!(
-            "DMA block {block_id} of queue {name:?} has no descriptor"
-        ));
+        return Err(TriggerFault::EmptyBlock {
+            block: block_id,
+            queue: name,
+        });
     }
     let descs = descs.get_or_init(|| b.desc.iter().map(|d| desc(neff, d)).collect());
     let start = out.len();
     for (i, d) in descs.iter().enumerate() {
-        let bad = |m: String| format!("block {block_id} of queue {name:?}, descriptor {i}: {m}");
-        let d = d.as_ref().map_err(|m| bad(m.clone()))?;
+        let bad = |fault: DescFault| TriggerFault::Descriptor {
+            block: block_id,
+            queue: name.clone(),
+            desc: i,
+            fault,
+        };
+        let d = d.as_ref().map_err(|f| bad(f.clone()))?;
         if (out.len() - start) as u64 + d.count > MAX_EXPANDED_RECORDS as u64 {
-            return Err(bad(format!("more than {MAX_EXPANDED_RECORDS} records")));
+            return Err(bad(DescFault::TooManyRecords));
         }
         let (from, to) = (&d.from, &d.to);
         let mut idx = vec![0u64; d.outer.len()];
@@ -441,25 +685,19 @@ fn trigger(neff: &Neff, ix: &Index, r: &[u8], out: &mut Vec<Rec>) -> Result<(), 
 }
 
 /// NEFF-EC-5: the records of one single-rank 0xC8 ALL_REDUCE.
-fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
+fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), TriggerFault> {
     let dtype = Dtype(r[13]);
     if !(0x01..=0x0F).contains(&dtype.0) {
-        return Err(format!("dtype byte 13 = {:#x} is not a dtype", dtype.0));
+        return Err(TriggerFault::CollectiveDtype(dtype.0));
     }
     if r[32] != 1 {
-        return Err(format!(
-            "ctype byte 32 = {}: only ALL_REDUCE (1) is emulated",
-            r[32]
-        ));
+        return Err(TriggerFault::CollectiveType(r[32]));
     }
     if r[33..48].iter().any(|&b| b != 0) {
-        return Err("bytes 33..47 are not zero".into());
+        return Err(TriggerFault::CollectiveReserved);
     }
     if !matches!(r[6], 0x03 | 0x13) {
-        return Err(format!(
-            "update_mode {:#04x}: the collective needs a SEM_INC completion (0x03 or 0x13)",
-            r[6]
-        ));
+        return Err(TriggerFault::CollectiveUpdate(r[6]));
     }
     let group = u16::from_le_bytes([r[14], r[15]]) as usize;
     if let Some(g) = &neff.replica_groups {
@@ -469,38 +707,42 @@ fn collective(neff: &Neff, r: &[u8], out: &mut Vec<Rec>) -> Result<(), String> {
                 .iter()
                 .any(|x| x.as_array().is_none_or(|m| m.len() > 1))
             {
-                return Err("replica_groups with more than one member: one rank only".into());
+                return Err(TriggerFault::ReplicaGroups);
             }
             if group >= groups.len() {
-                return Err(format!(
-                    "group_id {group} is not below {} groups",
-                    groups.len()
-                ));
+                return Err(TriggerFault::GroupId {
+                    group,
+                    groups: groups.len(),
+                });
             }
         }
     }
-    let tensor = |at: usize| -> Result<u32, String> {
+    let tensor = |at: usize| -> Result<u32, TriggerFault> {
         let id = u32_at(r, at);
         match neff.vars.get(id as usize) {
             Some(v) if v.kind.is_dram() || matches!(v.kind, VarKind::Virtual { .. }) => Ok(id),
-            _ => Err(format!("tensor id {id} (byte {at}) is not a DRAM variable")),
+            _ => Err(TriggerFault::CollectiveTensor { id, at }),
         }
     };
     let (src_id, dst_id) = (tensor(16)?, tensor(20)?);
     let n = u64_at(r, 24);
     if n == 0 {
-        return Err("num_elements is 0".into());
+        return Err(TriggerFault::NoElements);
     }
     let s = dtype.size().unwrap_or(1) as u64;
     let len = n
         .checked_mul(s)
         .filter(|&l| l <= u32::MAX as u64)
-        .ok_or("the copy does not fit 32-bit offsets")?;
-    let src0 = u64_at(r, 48).checked_mul(s).ok_or("src offset overflows")?;
-    let dst0 = u64_at(r, 56).checked_mul(s).ok_or("dst offset overflows")?;
-    let addr = |id: u32, o: u64| -> Result<u64, String> {
+        .ok_or(TriggerFault::CopyTooLong)?;
+    let src0 = u64_at(r, 48)
+        .checked_mul(s)
+        .ok_or(TriggerFault::SrcOffset)?;
+    let dst0 = u64_at(r, 56)
+        .checked_mul(s)
+        .ok_or(TriggerFault::DstOffset)?;
+    let addr = |id: u32, o: u64| -> Result<u64, TriggerFault> {
         if o > u32::MAX as u64 {
-            return Err(format!("offset {o} does not fit 32 bits"));
+            return Err(TriggerFault::Offset(o));
         }
         Ok(VAR_MARKER << 56 | (id as u64) << 32 | o)
     };
@@ -591,7 +833,7 @@ pub fn expand(neff: &Neff, engine: Engine) -> Result<Expanded<'_>, TriggerReject
                 offset: at,
                 opcode: r[0],
                 predicate: SUPPORTED,
-                why: format!("the stream's expansions exceed {MAX_EXPANDED_RECORDS} records"),
+                why: TriggerFault::Expansions,
             });
         }
         origin.extend(std::iter::repeat_n(at as u32, out.len() - before));
@@ -833,7 +1075,7 @@ fn resolve_views(neff: &Neff, engine: Engine, x: &mut Expanded) -> Result<(), Ma
                     offset: at_in,
                     opcode: r[0],
                     predicate: "emu_footprint_in_bounds",
-                    why: format!("the walk at byte {at} leaves its virtual view ({size} bytes)"),
+                    why: TriggerFault::LeavesView { at, size },
                 }));
             }
             let a = VAR_MARKER << 56 | (backing as u64) << 32 | new;
@@ -928,8 +1170,15 @@ mod tests {
         d["to_steps"] = serde_json::json!([0, 0, 0, 0, 0, 0, 0]);
         let e = expand(&n, Engine::Pool).unwrap_err();
         assert_eq!(
-            e.why,
+            e.why.to_string(),
             "block 0 of queue \"q\", descriptor 0: the product of the sizes overflows 64 bits"
         );
+        assert!(matches!(
+            e.why,
+            TriggerFault::Descriptor {
+                fault: DescFault::SizesOverflow,
+                ..
+            }
+        ));
     }
 }

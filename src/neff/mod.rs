@@ -18,6 +18,7 @@
 //! exit 4, NEFF-EC-16).
 
 mod archive;
+pub mod fault;
 mod header;
 mod inflate;
 pub mod info;
@@ -27,6 +28,7 @@ pub mod pack;
 mod par;
 
 pub use archive::{Member, gzip, is_gzip, md5, sha256, walk, write_tar};
+pub use fault::{MetadataFault, NeffFault, NumberFault, Side, VarFault};
 pub use header::{FEATURES_REFUSED, FEATURES_SUPPORTED, HEADER_BYTES, Header, MAX_MAJOR};
 pub use inflate::gunzip;
 pub use model::{
@@ -117,10 +119,10 @@ pub enum NeffError {
         /// The NEFF file as given.
         path: String,
         /// What failed.
-        detail: String,
+        detail: MetadataFault,
     },
-    /// Steps 11–13 and the I/O binding: the message.
-    Load(String),
+    /// Steps 11–13 and the I/O binding: which check failed, on what.
+    Load(NeffFault),
 }
 
 impl NeffError {
@@ -167,7 +169,7 @@ impl fmt::Display for NeffError {
             NeffError::Metadata { path, detail } => {
                 write!(f, "failure while reading NEFF metadata {path}: {detail}")
             }
-            NeffError::Load(m) => f.write_str(m),
+            NeffError::Load(m) => m.fmt(f),
         }
     }
 }
@@ -245,10 +247,7 @@ fn copied(bytes: &[u8], opts: &Options) -> Result<Vec<u8>, NeffError> {
     v.try_reserve_exact(bytes.len())
         .map_err(|_| NeffError::Metadata {
             path: opts.path.clone(),
-            detail: format!(
-                "cannot allocate {} bytes for a copy of the file",
-                bytes.len()
-            ),
+            detail: MetadataFault::CopyMemory(bytes.len()),
         })?;
     v.extend_from_slice(bytes);
     Ok(v)
@@ -326,7 +325,7 @@ fn unpack<B>(
 where
     B: AsRef<[u8]> + Send + Sync + 'static,
 {
-    let meta = |detail: String| NeffError::Metadata {
+    let meta = |detail: MetadataFault| NeffError::Metadata {
         path: opts.path.clone(),
         detail,
     };
@@ -345,10 +344,7 @@ where
         (Kept(std::sync::Arc::new(tar)), 0..n, total)
     } else {
         if data.len() as u64 > opts.inflate_limit {
-            return Err(meta(format!(
-                "the payload is beyond the limit of {} bytes",
-                opts.inflate_limit
-            )));
+            return Err(meta(MetadataFault::PayloadLimit(opts.inflate_limit)));
         }
         let at = HEADER_BYTES..HEADER_BYTES + data.len();
         (Kept(bytes.clone()), at, data.len() as u64)

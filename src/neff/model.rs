@@ -2,6 +2,7 @@
 //! kelf json → def.json → engine jsons → streams, the variable table, DMA
 //! queues and blocks.
 
+use super::fault::{JsonError, NeffFault, Side, VarFault};
 use super::{Container, NeffError, Options};
 use crate::isa::enums::{Dtype, Engine};
 use crate::limits::{Arch, RECORD_BYTES};
@@ -361,24 +362,28 @@ struct DefJson {
     rest: serde_json::Map<String, Value>,
 }
 
-fn err<T>(m: impl Into<String>) -> Result<T, NeffError> {
-    Err(NeffError::Load(m.into()))
+fn err<T>(f: NeffFault) -> Result<T, NeffError> {
+    Err(NeffError::Load(f))
 }
 
 fn member<'c>(c: &'c Container, name: &str) -> Result<&'c [u8], NeffError> {
     c.get(name)
-        .ok_or_else(|| NeffError::Load(format!("{name} is missing")))
+        .ok_or_else(|| NeffError::Load(NeffFault::MissingMember(name.to_string())))
 }
 
 fn member_range(c: &Container, name: &str) -> Result<Range<usize>, NeffError> {
     c.member(name)
         .map(|m| m.data.clone())
-        .ok_or_else(|| NeffError::Load(format!("{name} is missing")))
+        .ok_or_else(|| NeffError::Load(NeffFault::MissingMember(name.to_string())))
 }
 
 fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8], name: &str) -> Result<T, NeffError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| NeffError::Load(format!("invalid JSON in {name}: {e}")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        NeffError::Load(NeffFault::Json {
+            member: name.to_string(),
+            source: JsonError(std::sync::Arc::new(e)),
+        })
+    })
 }
 
 fn uint(v: &Value) -> Option<u64> {
@@ -417,48 +422,42 @@ fn neff_json(
         (Some(b), _) => ("neff.json", b),
         (None, Some(b)) => ("kelp.json", b),
         (None, None) => {
-            return err(format!(
-                "Invalid NN: {}, neff.json is missing",
-                c.header.name()
-            ));
+            return err(NeffFault::NoNeffJson(c.header.name()));
         }
     };
     let j: Value = parse(bytes, name)?;
     let req = ["nodes", "arg_nodes", "heads", "node_row_ptr", "attrs"];
     if req.iter().any(|k| j.get(k).is_none()) {
-        return err("Missing required fields in NEFF JSON");
+        return err(NeffFault::MissingFields);
     }
-    let missing = || NeffError::Load("Missing required fields in NEFF JSON".into());
+    let missing = || NeffError::Load(NeffFault::MissingFields);
     let nodes = j["nodes"].as_array().ok_or_else(missing)?;
     let args = j["arg_nodes"].as_array().ok_or_else(missing)?;
     let heads = j["heads"].as_array().ok_or_else(missing)?;
     let rows = j["node_row_ptr"].as_array().ok_or_else(missing)?;
     let attrs = &j["attrs"];
     let (Some(dl), Some(sh)) = (attrs.get("dltype"), attrs.get("shape")) else {
-        return err("Missing dltype or shape in attrs");
+        return err(NeffFault::MissingDltypeOrShape);
     };
     let inner = |v: &Value| {
         v.as_array()
             .filter(|a| a.len() == 2)
             .and_then(|a| a[1].as_array().cloned())
     };
-    let dls = inner(dl).ok_or_else(|| NeffError::Load("Invalid dltype data format".into()))?;
-    let shs = inner(sh).ok_or_else(|| NeffError::Load("Invalid shape data format".into()))?;
+    let dls = inner(dl).ok_or(NeffError::Load(NeffFault::DltypeFormat))?;
+    let shs = inner(sh).ok_or(NeffError::Load(NeffFault::ShapeFormat))?;
     let mut tensor = |eid: u64, name: String| -> Result<IoTensor, NeffError> {
         let e = eid as usize;
         if eid >= dls.len() as u64 || eid >= shs.len() as u64 {
-            return err(format!("EID {eid} out of bounds for dtypes/shapes"));
+            return err(NeffFault::EidOutOfBounds(eid));
         }
         let dt = dls[e].as_str().unwrap_or("").to_string();
         if dltype(&dt).is_none() {
             warnings.push(format!("Unknown dtype: {dt}, defaulting to UNKNOWN"));
         }
-        let shape = shape_of(&shs[e])
-            .ok_or_else(|| NeffError::Load(format!("Invalid shape data format (EID {eid})")))?;
+        let shape = shape_of(&shs[e]).ok_or(NeffError::Load(NeffFault::EidShape(eid)))?;
         if !name_ok(&name) {
-            return err(format!(
-                "invalid tensor name '{name}': 1 to 64 of A-Z a-z 0-9 _ - . not starting with . or -"
-            ));
+            return err(NeffFault::TensorName(name));
         }
         Ok(IoTensor {
             name,
@@ -466,9 +465,9 @@ fn neff_json(
             shape,
         })
     };
-    let row = |id: u64, what: &str| -> Result<(usize, u64), NeffError> {
+    let row = |id: u64, side: Side| -> Result<(usize, u64), NeffError> {
         if id >= nodes.len() as u64 || id >= rows.len() as u64 {
-            return err(format!("{what} node ID {id} out of bounds"));
+            return err(NeffFault::NodeOutOfBounds { side, id });
         }
         let base = uint(&rows[id as usize]).ok_or_else(missing)?;
         Ok((id as usize, base))
@@ -476,7 +475,7 @@ fn neff_json(
     let mut inputs = Vec::with_capacity(args.len().min(1024));
     for a in args {
         let id = uint(a).ok_or_else(missing)?;
-        let (node, eid) = row(id, "Input")?;
+        let (node, eid) = row(id, Side::Input)?;
         let name = nodes[node]["name"].as_str().unwrap_or("").to_string();
         inputs.push(tensor(eid, name)?);
     }
@@ -491,7 +490,7 @@ fn neff_json(
                         .map(|s| s.as_str().map(String::from))
                         .collect::<Option<Vec<_>>>()
                 })
-                .ok_or_else(|| NeffError::Load("output_names does not match heads".into()))?;
+                .ok_or(NeffError::Load(NeffFault::OutputNames))?;
             Some(a)
         }
     };
@@ -504,7 +503,7 @@ fn neff_json(
     let mut outputs = Vec::with_capacity(heads.len().min(1024));
     for (k, h) in heads.iter().enumerate() {
         let id = head_node(h).ok_or_else(missing)?;
-        let (node, base) = row(id, "Output")?;
+        let (node, base) = row(id, Side::Output)?;
         let idx = h
             .as_array()
             .and_then(|a| a.get(1))
@@ -525,11 +524,11 @@ fn neff_json(
     let kelf = nodes
         .iter()
         .find(|n| n["attrs"]["func_name"].as_str() == Some("__kelf"))
-        .ok_or_else(|| NeffError::Load("No KELF node found in NEFF JSON".into()))?;
+        .ok_or(NeffError::Load(NeffFault::NoKelfNode))?;
     let kelf = match kelf["attrs"].get("kelf") {
-        None => return err("KELF node found but missing 'kelf' attribute"),
+        None => return err(NeffFault::KelfAttrMissing),
         Some(Value::String(s)) => s.clone(),
-        Some(_) => return err("KELF attribute is not a string"),
+        Some(_) => return err(NeffFault::KelfAttrType),
     };
     Ok((inputs, outputs, kelf))
 }
@@ -541,19 +540,13 @@ pub(crate) fn generation(target: &str, arch: Option<Arch>) -> Result<Arch, NeffE
         "" | "sunda" | "v2" => Arch::Sunda,
         "cayman" | "v3" => Arch::Cayman,
         "mariana" | "v4" => Arch::Mariana,
-        _ => return err(format!("Invalid target '{target}'")),
-    };
-    let v = |a: Arch| match a {
-        Arch::Sunda => 2,
-        Arch::Cayman => 3,
-        Arch::Mariana => 4,
+        _ => return err(NeffFault::Target(target.to_string())),
     };
     match arch {
-        Some(a) if a != t => err(format!(
-            "Loading a NEFF compiled for a different arch is not allowed, NEFF arch: v{}, instance arch: v{}",
-            v(t),
-            v(a)
-        )),
+        Some(a) if a != t => err(NeffFault::ArchMismatch {
+            neff: t,
+            instance: a,
+        }),
         _ => Ok(t),
     }
 }
@@ -580,14 +573,17 @@ fn weight(c: &Container, member: &str, range: Range<usize>) -> Result<Range<usiz
         .map(|m| u16::from_le_bytes([m[0], m[1]]))
         .unwrap_or(0);
     if magic != 0x4E93 {
-        return err(format!("NUMPY {member} bad header {magic:x} != 0x4e93"));
+        return err(NeffFault::NumpyMagic {
+            member: member.to_string(),
+            magic,
+        });
     }
     let hl = b
         .get(8..10)
         .map(|m| u16::from_le_bytes([m[0], m[1]]))
         .unwrap_or(0) as usize;
     if b.len() < 10 || hl + 10 > b.len() {
-        return err(format!("Failed to get neff weight content for {member}"));
+        return err(NeffFault::WeightContent(member.to_string()));
     }
     Ok(range.start + hl + 10..range.end)
 }
@@ -599,10 +595,14 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     let (inputs, outputs, kelf) = neff_json(&c, &mut warnings)?;
     // Step 12.
     let k: Value = parse(member(&c, &kelf)?, &kelf)?;
-    let key = |name: &str, want_str: bool| -> Result<&Value, NeffError> {
+    let missing = |key: &'static str| NeffFault::MissingKey {
+        key,
+        within: kelf.clone(),
+    };
+    let key = |name: &'static str, want_str: bool| -> Result<&Value, NeffError> {
         match k.get(name) {
             Some(v) if (want_str && v.is_string()) || (!want_str && v.is_array()) => Ok(v),
-            _ => err(format!("missing <{name}> in {kelf}")),
+            _ => err(missing(name)),
         }
     };
     let version = key("version", true)?.as_str().unwrap_or("").to_string();
@@ -612,21 +612,21 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         .cloned()
         .unwrap_or_default();
     if !version.contains('.') {
-        return err(format!("invalid string (.) in {version}"));
+        return err(NeffFault::KelfVersion(version));
     }
     let arch = generation(&target, opts.arch)?;
     if graphs.len() != 1 {
-        return err(format!(
-            "{} graphs in {kelf}; the emulator runs one",
-            graphs.len()
-        ));
+        return err(NeffFault::Graphs {
+            count: graphs.len(),
+            kelf,
+        });
     }
-    let gstr = |name: &str| {
+    let gstr = |name: &'static str| {
         graphs[0]
             .get(name)
             .and_then(Value::as_str)
             .map(String::from)
-            .ok_or_else(|| NeffError::Load(format!("missing <{name}> in {kelf}")))
+            .ok_or_else(|| NeffError::Load(missing(name)))
     };
     let graph = gstr("name")?;
     let definition = gstr("definition")?;
@@ -642,14 +642,14 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     let mut raw: Vec<RawVar> = Vec::new();
     for (name, v) in def.var.map(|o| o.0).unwrap_or_default() {
         let Some(ty) = VarFields::str(&v.ty) else {
-            return err("Failed to parse, key: type");
+            return err(NeffFault::VarType);
         };
         let Some(id) = VarFields::uint(&v.var_id) else {
-            return err("missing <var_id>");
+            return err(NeffFault::VarId);
         };
         let size = VarFields::uint(&v.size);
         if matches!(ty, "input" | "output" | "tmp-buf" | "virtual") && size.is_none() {
-            return err("missing <size>");
+            return err(NeffFault::VarSize);
         }
         // NEFF-EC-9: the accepted kinds.
         let kind = match ty {
@@ -662,7 +662,12 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
                 backing: VarFields::str(&v.backing_buf).unwrap_or("").to_string(),
                 offset: VarFields::uint(&v.backing_variable_off).unwrap_or(0),
             },
-            _ => return err(format!("unsupported variable type '{ty}' for {name}")),
+            _ => {
+                return err(NeffFault::UnsupportedVarType {
+                    ty: ty.to_string(),
+                    name,
+                });
+            }
         };
         raw.push(RawVar {
             dtype: VarFields::str(&v.dtype).map(String::from),
@@ -678,10 +683,11 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     let mut first: HashMap<u64, usize> = HashMap::new();
     for (i, a) in raw.iter().enumerate() {
         if let Some(&b) = first.get(&a.id) {
-            return err(format!(
-                "duplicate var_id {} ({}, {})",
-                a.id, raw[b].name, a.name
-            ));
+            return err(NeffFault::DuplicateVarId {
+                id: a.id,
+                first: raw[b].name.clone(),
+                repeat: a.name.clone(),
+            });
         }
         first.insert(a.id, i);
     }
@@ -690,19 +696,19 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     if let Some(max) = max
         && max.checked_add(1) != Some(raw.len() as u64)
     {
-        return err(format!(
-            "Unexpected var_ids set! max={max}, size={}",
-            raw.len()
-        ));
+        return err(NeffFault::VarIds {
+            max,
+            count: raw.len(),
+        });
     }
     if !raw.iter().any(|v| v.kind == VarKind::Output) {
-        return err(format!("subgraph {graph} has no Outputs"));
+        return err(NeffFault::NoOutputs(graph));
     }
     raw.sort_by_key(|v| v.id);
     // The I/O binding (§1.8, NEFF-EC-7).
-    for (ts, kind, what) in [
-        (&inputs, VarKind::Input, "input"),
-        (&outputs, VarKind::Output, "output"),
+    for (ts, kind, side) in [
+        (&inputs, VarKind::Input, Side::Input),
+        (&outputs, VarKind::Output, Side::Output),
     ] {
         let of_kind: HashSet<&str> = raw
             .iter()
@@ -712,10 +718,10 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         let mut named: HashMap<&str, usize> = HashMap::new();
         for t in ts {
             if !of_kind.contains(t.name.as_str()) {
-                return err(format!(
-                    "neff.json {what} '{}' is not a def.json {what} variable",
-                    t.name
-                ));
+                return err(NeffFault::NotAVariable {
+                    side,
+                    name: t.name.clone(),
+                });
             }
             *named.entry(t.name.as_str()).or_default() += 1;
         }
@@ -723,16 +729,16 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             match named.get(v.name.as_str()).copied().unwrap_or(0) {
                 1 => {}
                 0 => {
-                    return err(format!(
-                        "def.json {what} variable '{}' is not named by neff.json",
-                        v.name
-                    ));
+                    return err(NeffFault::NotNamed {
+                        side,
+                        name: v.name.clone(),
+                    });
                 }
                 _ => {
-                    return err(format!(
-                        "def.json {what} variable '{}' is named more than once by neff.json",
-                        v.name
-                    ));
+                    return err(NeffFault::NamedTwice {
+                        side,
+                        name: v.name.clone(),
+                    });
                 }
             }
         }
@@ -745,21 +751,27 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     }
     let mut vars = Vec::with_capacity(raw.len());
     for r in &raw {
-        let bad = |m: String| NeffError::Load(format!("variable '{}': {m}", r.name));
+        let bad = |fault: VarFault| {
+            NeffError::Load(NeffFault::Variable {
+                name: r.name.clone(),
+                fault,
+            })
+        };
         let mut size = r.size;
         let mut weight_range = None;
         if r.kind == VarKind::File {
             let Some(f) = &r.file_name else {
-                return Err(bad("a file variable without file_name".into()));
+                return Err(bad(VarFault::NoFileName));
             };
             let m = in_dir(&sg_dir, f);
             let range = weight(&c, &m, member_range(&c, &m)?)?;
             let len = (range.end - range.start) as u64;
             if size.is_some_and(|s| s != len) {
-                return Err(bad(format!(
-                    "{m} holds {len} bytes, size is {}",
-                    size.unwrap_or(0)
-                )));
+                return Err(bad(VarFault::WeightSize {
+                    member: m,
+                    len,
+                    size: size.unwrap_or(0),
+                }));
             }
             size = Some(len);
             weight_range = Some(range);
@@ -767,16 +779,18 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
         let (dtype, shape) = if r.kind == VarKind::StateBuffer {
             (Dtype::UINT8, Vec::new())
         } else if let Some(d) = &r.dtype {
-            let dt = def_dtype(d).ok_or_else(|| bad(format!("unknown dtype '{d}'")))?;
+            let dt = def_dtype(d).ok_or_else(|| bad(VarFault::Dtype(d.clone())))?;
             let es = dt.size().unwrap_or(1) as u64;
             let shape = match &r.shape {
-                Some(s) => shape_of(s).ok_or_else(|| bad("shape is not a list of sizes".into()))?,
+                Some(s) => shape_of(s).ok_or_else(|| bad(VarFault::Shape))?,
                 None => {
                     let s = size.unwrap_or(0);
                     if s % es != 0 {
-                        return Err(bad(format!(
-                            "size {s} is not a multiple of {d}'s {es} bytes"
-                        )));
+                        return Err(bad(VarFault::SizeElements {
+                            size: s,
+                            dtype: d.clone(),
+                            elem: es,
+                        }));
                     }
                     vec![s / es]
                 }
@@ -796,9 +810,11 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             let es = dtype.size().unwrap_or(1) as u64;
             let n = shape.iter().try_fold(es, |a, &d| a.checked_mul(d));
             if n != Some(s) {
-                return Err(bad(format!(
-                    "size {s} is not the shape {shape:?} × {es} bytes"
-                )));
+                return Err(bad(VarFault::SizeShape {
+                    size: s,
+                    shape,
+                    elem: es,
+                }));
             }
         }
         vars.push(NeffVar {
@@ -826,18 +842,22 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
                         .checked_add(size)
                         .is_none_or(|e| e > b.size.unwrap_or(0))
                     {
-                        return err(format!(
-                            "variable '{}': bytes {offset}..+{size} are outside '{backing}' ({} bytes)",
-                            v.name,
-                            b.size.unwrap_or(0)
-                        ));
+                        return err(NeffFault::Variable {
+                            name: v.name.clone(),
+                            fault: VarFault::ViewOutside {
+                                offset: *offset,
+                                size,
+                                backing: backing.clone(),
+                                backing_size: b.size.unwrap_or(0),
+                            },
+                        });
                     }
                 }
                 _ => {
-                    return err(format!(
-                        "variable '{}': backing_buf '{backing}' is not a DRAM variable",
-                        v.name
-                    ));
+                    return err(NeffFault::Variable {
+                        name: v.name.clone(),
+                        fault: VarFault::Backing(backing.clone()),
+                    });
                 }
             }
         }
@@ -846,7 +866,10 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     let queues = def.dma_queue.map(|o| o.0).unwrap_or_default();
     for (name, q) in &queues {
         if q.get("type").and_then(Value::as_str).is_none() {
-            return err(format!("missing <type> in {name}"));
+            return err(NeffFault::MissingKey {
+                key: "type",
+                within: name.clone(),
+            });
         }
     }
     // NEFF-EC-12: the CAYMAN state-buffer reservation rule, only with --strict.
@@ -867,7 +890,7 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             continue;
         };
         let Some(jname) = j.as_str() else {
-            return err(format!("def.json key {key} is not a member name"));
+            return err(NeffFault::EngineKey(key));
         };
         let jm = in_dir(&sg_dir, jname);
         let mut ej: Value = parse(member(&c, &jm)?, &jm)?;
@@ -882,9 +905,7 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
             let len = r.end - r.start;
             // NEFF-EC-6: every engine's .bin, sp.bin included, is 64-byte records.
             if !len.is_multiple_of(RECORD_BYTES) {
-                return err(format!(
-                    "{bm}: stream length {len} is not a multiple of {RECORD_BYTES}"
-                ));
+                return err(NeffFault::StreamLength { member: bm, len });
             }
             s.bin = Some(bm);
             s.range = r;
@@ -894,10 +915,11 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
     let mut seen: HashSet<(&str, u64)> = HashSet::with_capacity(blocks.len());
     for b in &blocks {
         if !seen.insert((b.queue.as_str(), b.id)) {
-            return err(format!(
-                "dma block (queue {}, id {}) is defined twice in subgraph {graph}",
-                b.queue, b.id
-            ));
+            return err(NeffFault::DmaBlockTwice {
+                queue: b.queue.clone(),
+                id: b.id,
+                graph,
+            });
         }
     }
     let replica_groups = def.rest.get("replica_groups").cloned();
@@ -926,22 +948,28 @@ pub(crate) fn load(c: Container, opts: &Options) -> Result<Neff, NeffError> {
 fn dma_blocks(v: Option<Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result<(), NeffError> {
     let Some(v) = v else { return Ok(()) };
     let Value::Array(a) = v else {
-        return err(format!("{member}: dma is not an array"));
+        return err(NeffFault::DmaNotArray(member.to_string()));
     };
     for (i, mut b) in a.into_iter().enumerate() {
         let (Some(queue), Some(id)) = (
             b.get("queue").and_then(Value::as_str),
             b.get("id").and_then(uint),
         ) else {
-            return err(format!(
-                "{member}: dma block {i} needs a string queue and an integer id"
-            ));
+            return err(NeffFault::DmaBlockKeys {
+                member: member.to_string(),
+                block: i,
+            });
         };
         let queue = queue.to_string();
         let desc = match b.get_mut("desc").map(Value::take) {
             None => Vec::new(),
             Some(Value::Array(d)) => d,
-            Some(_) => return err(format!("{member}: dma block {i}: desc is not an array")),
+            Some(_) => {
+                return err(NeffFault::DescNotArray {
+                    member: member.to_string(),
+                    block: i,
+                });
+            }
         };
         // NEFF-EC-3: a side moves the product of its sizes in bytes; one
         // past 64 bits is no size (the other checks wait for a trigger).
@@ -956,11 +984,15 @@ fn dma_blocks(v: Option<Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result
                     .iter()
                     .try_fold(1u64, |a, x| a.checked_mul(x.as_u64()?));
                 if counts && product.is_none() {
-                    return err(format!(
-                        "{member}: dma block {i} (queue {queue:?}, id {id}), descriptor {k}: \
-                         the product of its {} {p} overflows 64 bits",
-                        sizes.len()
-                    ));
+                    return err(NeffFault::SizesOverflow {
+                        member: member.to_string(),
+                        block: i,
+                        queue,
+                        id,
+                        desc: k,
+                        count: sizes.len(),
+                        key: p,
+                    });
                 }
             }
         }
@@ -978,20 +1010,17 @@ fn dma_blocks(v: Option<Value>, member: &str, out: &mut Vec<DmaBlock>) -> Result
 fn strict_reservation(def: &serde_json::Map<String, Value>, arch: Arch) -> Result<(), NeffError> {
     let Some(r) = def.get("runtime_statebuffer_reservation") else {
         if arch == Arch::Cayman {
-            return err(
-                "Missing or corrupted runtime_statebuffer_reservation field in def.json and \
-                 NEURON_RT_ALLOW_LEGACY_NEFF=1 is not set",
-            );
+            return err(NeffFault::ReservationMissing);
         }
         return Ok(());
     };
     let Some(entries) = r.as_array() else {
-        return err("Missing or corrupted runtime_statebuffer_reservation field in def.json");
+        return err(NeffFault::ReservationCorrupted);
     };
     for (i, e) in entries.iter().enumerate() {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or("");
         if ty != "evtaccel" {
-            return err(format!("Invalid runtime_statebuffer_reservation type {ty}"));
+            return err(NeffFault::ReservationType(ty.to_string()));
         }
         let field = |k: &str| e.get(k).and_then(uint);
         if arch == Arch::Cayman
@@ -999,7 +1028,7 @@ fn strict_reservation(def: &serde_json::Map<String, Value>, arch: Arch) -> Resul
                 || field("partitions") != Some(128)
                 || field("size") != Some(8))
         {
-            return err(format!("Invalid runtime_statebuffer_reservation entry {i}"));
+            return err(NeffFault::ReservationEntry(i));
         }
     }
     Ok(())

@@ -13,6 +13,7 @@
 use super::image::DramImage;
 use super::program::Dram;
 use crate::device::convert::{InType, OutType, load_f32_bits, store_f32_bits};
+use crate::device::exec::{ResolvedDma, ResolvedWalk};
 use crate::device::{ChipDma, ChipWalk, DeviceMemory, HostRange, HostWrite, Place};
 use crate::isa::control::{Addr8, DmaMemcpy, DmaWalk};
 use crate::isa::tensor::Region;
@@ -704,34 +705,43 @@ fn within(p: &DmaPlan, buf: &mut [u8]) {
 
 impl fmt::Display for WalkPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.space {
-            Space::Dram => write!(f, "dram[{}]", self.start)?,
-            Space::OnChip(_) => write!(f, "0x{:X}", self.start)?,
-        }
-        write!(
-            f,
-            "{{{}:{} {}:{}}}x{}",
-            self.num[0],
-            self.step[0] / self.elem as i64,
-            self.num[1],
-            self.step[1] / self.elem as i64,
-            self.elem
-        )
+        self.resolved().fmt(f)
     }
 }
 
-/// `DMA <src> -> <dst> (<conversion>), sem[i] += n`.
+impl WalkPlan {
+    /// The walk's public description (its message form).
+    fn resolved(&self) -> ResolvedWalk {
+        ResolvedWalk {
+            dram: self.space == Space::Dram,
+            start: self.start,
+            step: self.step,
+            num: self.num,
+            elem: self.elem as u64,
+        }
+    }
+}
+
+/// `DMA <src> -> <dst> (<conversion>), sem[i] += n` ([`ResolvedDma`]).
 impl fmt::Display for DmaPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DMA {} -> {}", self.src, self.dst)?;
-        if let Some((i, o)) = self.convert {
-            write!(f, " ({} -> {})", i.dtype(), o.dtype())?;
-        }
-        write!(f, ", sem[{}] += {}", self.sem, self.inc)
+        self.resolved().fmt(f)
     }
 }
 
 impl DmaPlan {
+    /// The DMA's public description: what a message shows of it
+    /// ([`crate::device::exec::ContractFault::RefusedHeldDma`]).
+    pub(crate) fn resolved(&self) -> ResolvedDma {
+        ResolvedDma {
+            src: self.src.resolved(),
+            dst: self.dst.resolved(),
+            convert: self.convert,
+            sem: self.sem,
+            inc: self.inc,
+        }
+    }
+
     /// The plan with its DRAM addresses counted from `base` (for a window
     /// of DRAM that starts there; itself when the window is all of DRAM).
     fn rebased(&self, base: u64) -> Cow<'_, DmaPlan> {

@@ -701,7 +701,7 @@ impl Machine {
             // it was chosen ([`HeldDram::plan`]).
             (false, true) => Err(RunError::Backend(BackendError::contract(
                 name,
-                ContractFault::RefusedHeldDma(plan.to_string()),
+                ContractFault::RefusedHeldDma(Box::new(plan.resolved())),
             ))),
             (false, false) => {
                 // Deferred datapath work must land in the bytes the host

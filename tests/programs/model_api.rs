@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use tpb_emu::files::HostBytes;
 use tpb_emu::isa::Dtype;
-use tpb_emu::model::{LoadOptions, Model, ModelError, RunOptions};
+use tpb_emu::model::{
+    InputFault, LoadError, LoadOptions, Model, ModelError, NameFault, RunOptions,
+};
 
 const MANIFEST: &str = "examples/program/program.toml";
 
@@ -96,17 +98,42 @@ fn each_wrong_input_is_its_own_error() {
     let mut exec = tpb_emu::CpuExecutor::default();
     let opts = RunOptions::default();
     match n.run(&HashMap::new(), &mut exec, &opts) {
-        Err(ModelError::Name(m)) => assert!(m.contains("missing --input x"), "{m}"),
+        Err(ModelError::Name(m)) => {
+            assert_eq!(m, NameFault::MissingInput("x".into()));
+            assert!(m.to_string().contains("missing --input x"), "{m}");
+        }
         other => panic!("{other:?}"),
     }
     let short = HashMap::from([("x".to_string(), HostBytes::from(vec![0u8; 12]))]);
     match n.run(&short, &mut exec, &opts) {
-        Err(ModelError::Input(m)) => assert!(m.contains("12 bytes, the input needs 8192"), "{m}"),
+        Err(ModelError::Input(m)) => {
+            assert!(
+                matches!(
+                    m,
+                    InputFault::Size {
+                        got: 12,
+                        bytes: 8192,
+                        ..
+                    }
+                ),
+                "{m:?}"
+            );
+            assert!(
+                m.to_string().contains("12 bytes, the input needs 8192"),
+                "{m}"
+            );
+        }
         other => panic!("{other:?}"),
     }
     let unknown = HashMap::from([("nope".to_string(), HostBytes::from(vec![0u8; 4]))]);
     match manifest().run(&unknown, &mut exec, &opts) {
-        Err(ModelError::Name(m)) => assert!(m.contains("no input of that name (inputs: x)"), "{m}"),
+        Err(ModelError::Name(m)) => {
+            assert!(matches!(m, NameFault::UnknownInput { .. }), "{m:?}");
+            assert!(
+                m.to_string().contains("no input of that name (inputs: x)"),
+                "{m}"
+            );
+        }
         other => panic!("{other:?}"),
     }
     let budget = RunOptions {
@@ -118,7 +145,10 @@ fn each_wrong_input_is_its_own_error() {
         Err(ModelError::Run(_))
     ));
     match Model::from_neff_bytes(vec![0; 100], "junk.neff", &LoadOptions::default()) {
-        Err(ModelError::Load(m)) => assert!(m.starts_with("junk.neff: "), "{m}"),
+        Err(ModelError::Load(m)) => {
+            assert!(matches!(*m, LoadError::Neff { .. }), "{m:?}");
+            assert!(m.to_string().starts_with("junk.neff: "), "{m}");
+        }
         other => panic!("{other:?}"),
     }
 }

@@ -835,6 +835,7 @@ fn a_three_dim_descriptor_is_one_record_per_outer_index() {
     assert_eq!((e.offset, e.opcode), (0, 0xC1));
     assert!(
         e.why
+            .to_string()
             .ends_with("dims 2.. of from and to differ in count or sizes"),
         "{}",
         e.why
