@@ -432,15 +432,12 @@ fn datapath(staged: &Staged, op: &Op, mem: u8, at: u64) -> Option<Hit> {
                 ),
             })
         }
-        Op::Nonzero(_) | Op::SeqBounds(_) => {
-            // These write along their own layouts: any byte of the dst
-            // side's lanes is counted as theirs, and their sources are
-            // not traced.
-            let s = match op {
-                Op::Nonzero(n) => *n.dst(),
-                Op::SeqBounds(b) => *b.dst(),
-                _ => return None,
-            };
+        // Every other kernel (NonzeroWithCount, GetSequenceBounds, and a
+        // kernel added later until it gets a tracer of its own) writes along
+        // its own layout: any byte of its dst side's lanes is counted as its
+        // write, and its sources are not traced. No op is skipped.
+        _ => {
+            let s = *op.dst();
             let size = 4;
             let region_mem = match s.region {
                 Region::Sbuf => Mem::Sbuf,
