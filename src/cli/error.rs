@@ -561,7 +561,7 @@ mod tests {
             (
                 CliError::Tensor {
                     path: None,
-                    source: crate::viz::VizError::Shape("x".into()),
+                    source: crate::viz::VizError::Shape(crate::viz::ShapeFault::WalkTooLong(9)),
                 },
                 Exit::BadInput,
             ),
@@ -578,7 +578,7 @@ mod tests {
                     path: "s.bin".into(),
                     n: 0,
                     offset: 0,
-                    source: crate::viz::VizError::Shape("x".into()),
+                    source: crate::viz::VizError::Shape(crate::viz::ShapeFault::WalkTooLong(9)),
                 },
                 Exit::BadInput,
             ),
@@ -855,13 +855,14 @@ mod tests {
                 crate::isa::enums::Dtype::FP32
             )
         );
-        let shape = || crate::viz::VizError::Shape("bad".into());
+        let shape = || crate::viz::VizError::Shape(crate::viz::ShapeFault::WalkTooLong(9));
         let t = |path: Option<&str>| CliError::Tensor {
             path: path.map(PathBuf::from),
             source: shape(),
         };
-        assert_eq!(t(None).to_string(), "bad");
-        assert_eq!(t(Some("x.npy")).to_string(), "x.npy: bad");
+        let bad = "a walk of 9 elements is too long to draw";
+        assert_eq!(t(None).to_string(), bad);
+        assert_eq!(t(Some("x.npy")).to_string(), format!("x.npy: {bad}"));
         let none = CliError::NoRecord {
             path: "s.bin".into(),
             n: 3,

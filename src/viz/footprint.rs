@@ -117,10 +117,7 @@ fn distinct_walk(t: &Tensor4d) -> Result<Tensor4d, VizError> {
         }
     }
     if t.elements() > MAX_WALK {
-        return Err(VizError::Shape(format!(
-            "a walk of {} elements is too long to draw",
-            t.elements()
-        )));
+        return Err(super::ShapeFault::WalkTooLong(t.elements()).into());
     }
     Ok(t)
 }

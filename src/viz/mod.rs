@@ -104,8 +104,8 @@ pub const NAN_COLOR: Rgb<u8> = Rgb([255, 0, 255]);
 #[derive(Debug, thiserror::Error)]
 pub enum VizError {
     /// The shape is not one the montage draws.
-    #[error("{0}")]
-    Shape(String),
+    #[error(transparent)]
+    Shape(#[from] ShapeFault),
     /// Reading the `.npy`.
     #[error(transparent)]
     Npy(#[from] NpyError),
@@ -116,13 +116,49 @@ pub enum VizError {
     #[error("invalid record: {pred} ({0})", pred = .0.predicate())]
     Invalid(crate::isa::validate::Fail),
     /// Writing the PNG.
-    #[error("{path}: {why}")]
+    #[error("{path}: {source}")]
     Png {
-        /// The file.
+        /// The file (or what the picture is of).
         path: String,
-        /// Why.
-        why: String,
+        /// The encoder's or the file system's error.
+        source: image::ImageError,
     },
+}
+
+/// Why a tensor or a walk has no picture ([`VizError::Shape`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeFault {
+    /// A rank the montage does not cut into planes.
+    #[error("shape {shape:?}: expected H×W, C×H×W or N×C×H×W")]
+    Rank {
+        /// The shape.
+        shape: Vec<usize>,
+    },
+    /// A shape whose element count is not the number of values given.
+    #[error("shape {shape:?} does not hold {values} values")]
+    Values {
+        /// The shape.
+        shape: Vec<usize>,
+        /// The values given.
+        values: usize,
+    },
+    /// A shape whose bytes are not the bytes given.
+    #[error("shape {shape:?} does not hold {bytes} bytes of {dtype}")]
+    Bytes {
+        /// The shape.
+        shape: Vec<u64>,
+        /// The bytes given.
+        bytes: usize,
+        /// Their element type.
+        dtype: crate::isa::enums::Dtype,
+    },
+    /// A dtype with no element size (a code the reader does not know).
+    #[error("dtype {0} has no element size")]
+    NoElementSize(crate::isa::enums::Dtype),
+    /// A record's walk too long to draw.
+    #[error("a walk of {0} elements is too long to draw")]
+    WalkTooLong(u64),
 }
 
 /// Why a record's footprint cannot be drawn ([`VizError::NotDrawable`]).
@@ -162,16 +198,15 @@ impl Planes {
             [c, h, w] => (1, c, h, w, false),
             [n, c, h, w] => (n, c, h, w, true),
             _ => {
-                return Err(VizError::Shape(format!(
-                    "shape {shape:?}: expected H×W, C×H×W or N×C×H×W"
-                )));
+                return Err(ShapeFault::Rank { shape: s }.into());
             }
         };
         if [n, c, h, w].contains(&0) || n * c * h * w != values.len() {
-            return Err(VizError::Shape(format!(
-                "shape {shape:?} does not hold {} values",
-                values.len()
-            )));
+            return Err(ShapeFault::Values {
+                shape: s,
+                values: values.len(),
+            }
+            .into());
         }
         let labels = (0..n * c)
             .map(|p| {
@@ -550,9 +585,9 @@ pub fn png_bytes(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
 /// Writes `img` as a PNG.
 pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
     img.save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| VizError::Png {
+        .map_err(|source| VizError::Png {
             path: path.display().to_string(),
-            why: e.to_string(),
+            source,
         })
 }
 
@@ -605,10 +640,7 @@ pub fn raw_montage(
     opts: &Options,
 ) -> Result<RgbImage, VizError> {
     use crate::device::convert::{InType, load_f32};
-    let e = dtype
-        .size()
-        .ok_or_else(|| VizError::Shape(format!("dtype {dtype} has no element size")))?
-        as usize;
+    let e = dtype.size().ok_or(ShapeFault::NoElementSize(dtype))? as usize;
     let ty = InType::from_dtype(dtype);
     let values = data
         .chunks_exact(e)

@@ -206,8 +206,7 @@ impl Picture {
     ) -> Result<Picture, VizError> {
         let size = dtype
             .size()
-            .ok_or_else(|| VizError::Shape(format!("dtype {dtype} has no element size")))?
-            as usize;
+            .ok_or(super::ShapeFault::NoElementSize(dtype))? as usize;
         // The montage's axes (as raw_montage): planes × H × W, C order kept.
         let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
         let (n, c, h, w, batch) = match dims[..] {
@@ -230,10 +229,12 @@ impl Picture {
         };
         let planes = n * c;
         if planes * h * w * size != data.len() || planes * h * w == 0 {
-            return Err(VizError::Shape(format!(
-                "shape {shape:?} does not hold {} bytes of {dtype}",
-                data.len()
-            )));
+            return Err(super::ShapeFault::Bytes {
+                shape: shape.to_vec(),
+                bytes: data.len(),
+                dtype,
+            }
+            .into());
         }
         let per_plane = h * w;
         let stride = if per_plane > DRAWN_ELEMENTS {
@@ -273,9 +274,9 @@ impl Picture {
         };
         let geometry = montage_geometry(&planes_drawn);
         let img = montage(&planes_drawn, &super::Options::default());
-        let png = png_bytes(&img).map_err(|e| VizError::Png {
+        let png = png_bytes(&img).map_err(|source| VizError::Png {
             path: name.to_string(),
-            why: e.to_string(),
+            source,
         })?;
         let mut note = Vec::new();
         if drawn < planes {
@@ -990,9 +991,9 @@ fn write_data(
                     match super::footprint(&step.record, arch)
                         .map(|fp| super::draw_footprint(&fp, &title))
                         .and_then(|p| {
-                            png_bytes(&p.image).map_err(|e| VizError::Png {
+                            png_bytes(&p.image).map_err(|source| VizError::Png {
                                 path: "footprint".into(),
-                                why: e.to_string(),
+                                source,
                             })
                         }) {
                         Ok(png) => {
