@@ -120,8 +120,9 @@ pub enum VizError {
     Png {
         /// The file (or what the picture is of).
         path: String,
-        /// The encoder's or the file system's error.
-        source: image::ImageError,
+        /// The encoder's or the file system's error (boxed: it is large,
+        /// and every error that carries a `VizError` would grow with it).
+        source: Box<image::ImageError>,
     },
 }
 
@@ -587,7 +588,7 @@ pub fn save_png(img: &RgbImage, path: &Path) -> Result<(), VizError> {
     img.save_with_format(path, image::ImageFormat::Png)
         .map_err(|source| VizError::Png {
             path: path.display().to_string(),
-            source,
+            source: Box::new(source),
         })
 }
 

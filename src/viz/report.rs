@@ -276,7 +276,7 @@ impl Picture {
         let img = montage(&planes_drawn, &super::Options::default());
         let png = png_bytes(&img).map_err(|source| VizError::Png {
             path: name.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         let mut note = Vec::new();
         if drawn < planes {
@@ -993,7 +993,7 @@ fn write_data(
                         .and_then(|p| {
                             png_bytes(&p.image).map_err(|source| VizError::Png {
                                 path: "footprint".into(),
-                                source,
+                                source: Box::new(source),
                             })
                         }) {
                         Ok(png) => {
