@@ -875,7 +875,7 @@ mod tests {
             offset: 64,
             source: shape(),
         };
-        assert_eq!(fp.to_string(), "s.bin record 1 (offset 64): bad");
+        assert_eq!(fp.to_string(), format!("s.bin record 1 (offset 64): {bad}"));
         assert_eq!(
             CliError::SnapshotNotReached("pool:3".into()).to_string(),
             "--snapshot pool:3: the run ended without executing that record (no snapshot written)"
