@@ -4,7 +4,7 @@ use super::KernelOperand;
 use crate::isa::enums::Dtype;
 use crate::isa::layout::{FieldDef, FieldRef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -75,16 +75,12 @@ impl KernelOperand for D4Iota {
 
 /// IOTA's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
-    pub const D4_IOTA_RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "d4_iota_reserved_zero",
-        says: None,
-    });
-    /// `d4_iota_same_src_dst_count`.
-    pub const D4_IOTA_SAME_SRC_DST_COUNT: Pred = Pred(&PredDef {
-        name: "d4_iota_same_src_dst_count",
-        says: None,
-    });
+    preds! {
+        /// `d4_iota_reserved_zero` (bytes 32, 35, 40..43).
+        D4_IOTA_RESERVED_ZERO;
+        /// `d4_iota_same_src_dst_count`.
+        D4_IOTA_SAME_SRC_DST_COUNT;
+    }
 }
 
 fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {

@@ -5,7 +5,7 @@ use super::KernelOperand;
 use crate::isa::enums::{AluOp, Dtype, DtypePair};
 use crate::isa::layout::{FieldDef, FieldRef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -175,16 +175,12 @@ impl KernelOperand for ExtTta {
 
 /// EXTENDED_TTA's own predicates (EC-55).
 impl Pred {
-    /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
-    pub const EXT_TTA_VALID_OP: Pred = Pred(&PredDef {
-        name: "ext_tta_valid_op",
-        says: Some("{alu}; EXTENDED_TTA takes add or mult"),
-    });
-    /// `ext_tta_element_count` (EC-55).
-    pub const EXT_TTA_ELEMENT_COUNT: Pred = Pred(&PredDef {
-        name: "ext_tta_element_count",
-        says: None,
-    });
+    preds! {
+        /// `ext_tta_valid_op` (EXTENDED_TTA op not ADD or MULT, EC-55).
+        EXT_TTA_VALID_OP says "{alu}; EXTENDED_TTA takes add or mult";
+        /// `ext_tta_element_count` (EC-55).
+        EXT_TTA_ELEMENT_COUNT;
+    }
 }
 
 /// `reserved_zero` on completion_info's reserved bits (EC-55).

@@ -5,7 +5,7 @@ use super::KernelOperand;
 use crate::isa::enums::{Dtype, ImmSrc};
 use crate::isa::layout::{FieldDef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -86,31 +86,19 @@ impl KernelOperand for S3d3NonzeroWithCount {
 
 /// NONZERO_WITH_COUNT's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
-    pub const HAS_VALID_NC_NONZERO_WITH_COUNT: Pred = Pred(&PredDef {
-        name: "has_valid_nc_nonzero_with_count",
-        says: None,
-    });
-    /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
-    pub const S3D3_NONZERO_WITH_COUNT_RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "s3d3_nonzero_with_count_reserved_zero",
-        says: None,
-    });
-    /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
-    pub const HAS_VALID_IMMEDIATES: Pred = Pred(&PredDef {
-        name: "has_valid_immediates",
-        says: Some("{v}; IMM_SRC must be 0, 1 or 2"),
-    });
-    /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
-    pub const HAS_VALID_NONZERO_WITH_COUNT_DTYPE: Pred = Pred(&PredDef {
-        name: "has_valid_nonzero_with_count_dtype",
-        says: Some("in_dtype {in}, out_dtype {out}; in must be int32 or fp32, out int32"),
-    });
-    /// `s3d3_nonzero_with_count_element_count_check_t3d`.
-    pub const S3D3_NONZERO_WITH_COUNT_ELEMENT_COUNT_CHECK_T3D: Pred = Pred(&PredDef {
-        name: "s3d3_nonzero_with_count_element_count_check_t3d",
-        says: None,
-    });
+    preds! {
+        /// `has_valid_nc_nonzero_with_count` (NeuronCore v3 and later).
+        HAS_VALID_NC_NONZERO_WITH_COUNT;
+        /// `s3d3_nonzero_with_count_reserved_zero` (bytes 37..39, 60..63).
+        S3D3_NONZERO_WITH_COUNT_RESERVED_ZERO;
+        /// `has_valid_immediates` (an IMM_SRC byte not 0, 1 or 2; EC-60).
+        HAS_VALID_IMMEDIATES says "{v}; IMM_SRC must be 0, 1 or 2";
+        /// `has_valid_nonzero_with_count_dtype` (in INT32 or FP32, out INT32).
+        HAS_VALID_NONZERO_WITH_COUNT_DTYPE
+            says "in_dtype {in}, out_dtype {out}; in must be int32 or fp32, out int32";
+        /// `s3d3_nonzero_with_count_element_count_check_t3d`.
+        S3D3_NONZERO_WITH_COUNT_ELEMENT_COUNT_CHECK_T3D;
+    }
 }
 
 /// EC-60: pointer and register immediates are not emulated.

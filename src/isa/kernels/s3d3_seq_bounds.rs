@@ -5,7 +5,7 @@ use super::KernelOperand;
 use crate::isa::enums::Dtype;
 use crate::isa::layout::{FieldDef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -73,31 +73,19 @@ impl KernelOperand for S3d3SeqBounds {
 
 /// GET_SEQUENCE_BOUNDS's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
-    pub const HAS_VALID_NC_GET_SEQUENCE_BOUNDS: Pred = Pred(&PredDef {
-        name: "has_valid_nc_get_sequence_bounds",
-        says: None,
-    });
-    /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
-    pub const HAS_VALID_S3D3_SEQ_BOUNDS_CHANNELS: Pred = Pred(&PredDef {
-        name: "has_valid_s3d3_seq_bounds_channels",
-        says: Some("{v}; must be 1"),
-    });
-    /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
-    pub const S3D3_SEQ_BOUNDS_RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "s3d3_seq_bounds_reserved_zero",
-        says: None,
-    });
-    /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
-    pub const HAS_VALID_SEQ_BOUNDS_DTYPE: Pred = Pred(&PredDef {
-        name: "has_valid_seq_bounds_dtype",
-        says: Some("in_dtype {in}, out_dtype {out}; each must be int32 or fp32"),
-    });
-    /// `s3d3_seq_bounds_element_count_check_t3d`.
-    pub const S3D3_SEQ_BOUNDS_ELEMENT_COUNT_CHECK_T3D: Pred = Pred(&PredDef {
-        name: "s3d3_seq_bounds_element_count_check_t3d",
-        says: None,
-    });
+    preds! {
+        /// `has_valid_nc_get_sequence_bounds` (NeuronCore v3 and later).
+        HAS_VALID_NC_GET_SEQUENCE_BOUNDS;
+        /// `has_valid_s3d3_seq_bounds_channels` (exactly one lane).
+        HAS_VALID_S3D3_SEQ_BOUNDS_CHANNELS says "{v}; must be 1";
+        /// `s3d3_seq_bounds_reserved_zero` (byte 13, bytes 48..63).
+        S3D3_SEQ_BOUNDS_RESERVED_ZERO;
+        /// `has_valid_seq_bounds_dtype` (INT32 or FP32 each).
+        HAS_VALID_SEQ_BOUNDS_DTYPE
+            says "in_dtype {in}, out_dtype {out}; each must be int32 or fp32";
+        /// `s3d3_seq_bounds_element_count_check_t3d`.
+        S3D3_SEQ_BOUNDS_ELEMENT_COUNT_CHECK_T3D;
+    }
 }
 
 /// The element-count check's second clause: `dst.num_elem[2]` must be 2.

@@ -6,7 +6,7 @@ use super::KernelOperand;
 use crate::isa::enums::{AluOp, Dtype, DtypePair, Engine};
 use crate::isa::layout::{FieldDef, FieldRef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -129,50 +129,28 @@ fn in_sbuf(a: Addr4) -> bool {
 
 /// The tensor-tensor pair's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `s3s3d3_tt_valid_op`.
-    pub const S3S3D3_TT_VALID_OP: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_valid_op",
-        says: Some("{op} is not an op of {opcode}"),
-    });
-    /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
-    pub const S3S3D3_TT_DTYPE: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_dtype",
-        says: Some("{d}; TENSOR_TENSOR_BITVEC writes an integer dtype"),
-    });
-    /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
-    pub const S3S3D3_TT_SRC_DST_DTYPE: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_src_dst_dtype",
-        says: Some(
-            "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out",
-        ),
-    });
-    /// `s3s3d3_tt_valid_int_signness`.
-    pub const S3S3D3_TT_VALID_INT_SIGNNESS: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_valid_int_signness",
-        says: Some(
-            "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
-         dtypes of one signedness that the op accepts",
-        ),
-    });
-    /// `s3s3d3_tt_src_element_cnt_check`.
-    pub const S3S3D3_TT_SRC_ELEMENT_CNT_CHECK: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_src_element_cnt_check",
-        says: None,
-    });
-    /// `s3s3d3_tt_dst_element_cnt_check`.
-    pub const S3S3D3_TT_DST_ELEMENT_CNT_CHECK: Pred = Pred(&PredDef {
-        name: "s3s3d3_tt_dst_element_cnt_check",
-        says: None,
-    });
-    /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52):
-    /// the op arm.
-    pub const IS_VALID_TENSOR_TENSOR_ARITH_POOL: Pred = Pred(&PredDef {
-        name: "is_valid_tensor_tensor_arith_pool",
-        says: Some(
-            "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
-             (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)",
-        ),
-    });
+    preds! {
+        /// `s3s3d3_tt_valid_op`.
+        S3S3D3_TT_VALID_OP says "{op} is not an op of {opcode}";
+        /// `s3s3d3_tt_dtype` (0x51: out is an integer dtype).
+        S3S3D3_TT_DTYPE says "{d}; TENSOR_TENSOR_BITVEC writes an integer dtype";
+        /// `s3s3d3_tt_src_dst_dtype` (0x51: src0 == src1 == out, shifts aside).
+        S3S3D3_TT_SRC_DST_DTYPE
+            says "{op} with src0 {src0}, src1 {src1}, out {out}: bitvec needs src0 == src1 == out";
+        /// `s3s3d3_tt_valid_int_signness`.
+        S3S3D3_TT_VALID_INT_SIGNNESS
+            says "{op} with src0 {src0}, src1 {src1}, out {out}: an integer op needs three \
+                  dtypes of one signedness that the op accepts";
+        /// `s3s3d3_tt_src_element_cnt_check`.
+        S3S3D3_TT_SRC_ELEMENT_CNT_CHECK;
+        /// `s3s3d3_tt_dst_element_cnt_check`.
+        S3S3D3_TT_DST_ELEMENT_CNT_CHECK;
+        /// `is_valid_tensor_tensor_arith_pool` (POOL streams only; EC-41, EC-52):
+        /// the op arm.
+        IS_VALID_TENSOR_TENSOR_ARITH_POOL
+            says "{op} with src0 {src0}, src1 {src1}, out {out} is not a POOL form \
+                  (POW, ADD/SUBTRACT/MULT, or an integer op on INT32/UINT32 or INT64/UINT64)";
+    }
 }
 
 /// `is_valid_tensor_tensor_arith_pool`'s SBUF clause (EC-41).

@@ -5,7 +5,7 @@ use super::KernelOperand;
 use crate::isa::enums::{Dtype, ReduceAxis, ReduceOp};
 use crate::isa::layout::{F32Bits, FieldDef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -89,21 +89,14 @@ impl KernelOperand for S4d4Cr {
 
 /// CROSS_LANE_REDUCE's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `s4d4_cr_reserved_zero` (bytes 37..39).
-    pub const S4D4_CR_RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "s4d4_cr_reserved_zero",
-        says: None,
-    });
-    /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
-    pub const VALID_REDUCE_AXIS_ENUM: Pred = Pred(&PredDef {
-        name: "valid_reduce_axis_enum",
-        says: Some("{v}; must be all 0 or partitions 1"),
-    });
-    /// `valid_axis_dst_element_cnt`.
-    pub const VALID_AXIS_DST_ELEMENT_CNT: Pred = Pred(&PredDef {
-        name: "valid_axis_dst_element_cnt",
-        says: None,
-    });
+    preds! {
+        /// `s4d4_cr_reserved_zero` (bytes 37..39).
+        S4D4_CR_RESERVED_ZERO;
+        /// `valid_reduce_axis_enum` (byte 36 not All or Partitions).
+        VALID_REDUCE_AXIS_ENUM says "{v}; must be all 0 or partitions 1";
+        /// `valid_axis_dst_element_cnt`.
+        VALID_AXIS_DST_ELEMENT_CNT;
+    }
 }
 
 /// `is_valid_enum` on the REDUCE_OP byte (EC-40).

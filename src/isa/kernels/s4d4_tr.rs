@@ -5,7 +5,7 @@ use super::KernelOperand;
 use crate::isa::enums::{AluOp, Dtype, PoolDim};
 use crate::isa::layout::{FieldDef, FieldRef, header, operand_layout};
 use crate::isa::opcode::Opcode;
-use crate::isa::predicates::fail::{Fail, Pred, PredDef, Why};
+use crate::isa::predicates::fail::{Fail, Pred, Why, preds};
 use crate::isa::predicates::shared::*;
 use crate::isa::predicates::{Target, check_event_modes_emulated};
 use crate::isa::record::{Events, Record};
@@ -89,41 +89,23 @@ impl KernelOperand for S4d4Tr {
 
 /// COPY and CAST's own predicates (SPEC-KERNELS §13).
 impl Pred {
-    /// `s4d4_tr_reserved_zero` (bytes 39..43).
-    pub const S4D4_TR_RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "s4d4_tr_reserved_zero",
-        says: None,
-    });
-    /// `mask_enable_zero` (S4D4_TR byte 38).
-    pub const MASK_ENABLE_ZERO: Pred = Pred(&PredDef {
-        name: "mask_enable_zero",
-        says: None,
-    });
-    /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
-    pub const IS_ZERO_SUBDIM: Pred = Pred(&PredDef {
-        name: "is_zero_subdim",
-        says: Some("{dim}; must be unused or x"),
-    });
-    /// `s4d4_tr_same_src_dst_count`.
-    pub const S4D4_TR_SAME_SRC_DST_COUNT: Pred = Pred(&PredDef {
-        name: "s4d4_tr_same_src_dst_count",
-        says: None,
-    });
-    /// `s4d4_tr_op_bypass`.
-    pub const S4D4_TR_OP_BYPASS: Pred = Pred(&PredDef {
-        name: "s4d4_tr_op_bypass",
-        says: Some("{op}; {opcode} needs bypass"),
-    });
-    /// `s4d4_tr_same_src_dst_type` (COPY only).
-    pub const S4D4_TR_SAME_SRC_DST_TYPE: Pred = Pred(&PredDef {
-        name: "s4d4_tr_same_src_dst_type",
-        says: Some("in_dtype {in} != out_dtype {out}; COPY moves bits between equal dtypes"),
-    });
-    /// `has_zero_negated_field`.
-    pub const HAS_ZERO_NEGATED_FIELD: Pred = Pred(&PredDef {
-        name: "has_zero_negated_field",
-        says: None,
-    });
+    preds! {
+        /// `s4d4_tr_reserved_zero` (bytes 39..43).
+        S4D4_TR_RESERVED_ZERO;
+        /// `mask_enable_zero` (S4D4_TR byte 38).
+        MASK_ENABLE_ZERO;
+        /// `is_zero_subdim` (S4D4_TR op_dim not UNUSED or X).
+        IS_ZERO_SUBDIM says "{dim}; must be unused or x";
+        /// `s4d4_tr_same_src_dst_count`.
+        S4D4_TR_SAME_SRC_DST_COUNT;
+        /// `s4d4_tr_op_bypass`.
+        S4D4_TR_OP_BYPASS says "{op}; {opcode} needs bypass";
+        /// `s4d4_tr_same_src_dst_type` (COPY only).
+        S4D4_TR_SAME_SRC_DST_TYPE
+            says "in_dtype {in} != out_dtype {out}; COPY moves bits between equal dtypes";
+        /// `has_zero_negated_field`.
+        HAS_ZERO_NEGATED_FIELD;
+    }
 }
 
 fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {

@@ -697,7 +697,7 @@ fn write_kernel(f: &mut fmt::Formatter<'_>, pred: Pred, why: Why) -> fmt::Result
 /// wording of its offending values when it has its own.
 ///
 /// Each kernel declares its predicates as associated consts in its own file
-/// (`impl Pred { pub const MY_KERNEL_DTYPE: Pred = Pred(&PredDef { .. }); }`); the
+/// (`impl Pred { preds! { MY_KERNEL_DTYPE says "…"; } }`, see `preds!`); the
 /// predicates several kernels share are declared here. Two consts may share
 /// a name and differ in wording (`is_valid_enum` on an ALU_OP or a
 /// REDUCE_OP byte).
@@ -727,88 +727,80 @@ impl Pred {
     }
 }
 
+/// Declares [`Pred`] consts inside an `impl Pred` block, each after its doc
+/// comment: `NAME;` (no template of its own) or `NAME says "template";`
+/// ([`PredDef::says`]). A const stands for the predicate its name spells in
+/// lowercase: `TENSOR2D_VALID` is `tensor2d_valid`.
+macro_rules! preds {
+    ($($(#[$doc:meta])* $name:ident $(says $says:literal)?;)*) => {$(
+        $(#[$doc])*
+        pub const $name: $crate::isa::predicates::fail::Pred = {
+            const BYTES: [u8; stringify!($name).len()] =
+                $crate::isa::predicates::fail::lowercase(stringify!($name));
+            const NAME: &str = match ::core::str::from_utf8(&BYTES) {
+                Ok(name) => name,
+                Err(_) => panic!("a const's name is ASCII"),
+            };
+            $crate::isa::predicates::fail::Pred(&$crate::isa::predicates::fail::PredDef {
+                name: NAME,
+                says: $crate::isa::predicates::fail::preds!(@says $($says)?),
+            })
+        };
+    )*};
+    (@says) => { None };
+    (@says $says:literal) => { Some($says) };
+}
+pub(crate) use preds;
+
+/// `name` in ASCII lowercase, `N` (its length) bytes: a [`preds!`] const's
+/// predicate name, spelt from the const's own.
+pub(crate) const fn lowercase<const N: usize>(name: &str) -> [u8; N] {
+    let name = name.as_bytes();
+    let mut out = [0; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = name[i].to_ascii_lowercase();
+        i += 1;
+    }
+    out
+}
+
 /// The predicates several kernels share (EC-40's names).
 impl Pred {
-    /// `dtype_invalid_check` (EC-40's dtype mapping).
-    pub const DTYPE_INVALID_CHECK: Pred = Pred(&PredDef {
-        name: "dtype_invalid_check",
-        says: None,
-    });
-    /// `dtype_fp32r_illegal_check`.
-    pub const DTYPE_FP32R_ILLEGAL_CHECK: Pred = Pred(&PredDef {
-        name: "dtype_fp32r_illegal_check",
-        says: Some("{d} is output-only"),
-    });
-    /// `is_valid_enum` on an ALU_OP byte (EC-40).
-    pub const IS_VALID_ENUM: Pred = Pred(&PredDef {
-        name: "is_valid_enum",
-        says: Some("{x} is not an ALU_OP"),
-    });
-    /// `has_valid_active_channel_range` (1..=128).
-    pub const HAS_VALID_ACTIVE_CHANNEL_RANGE: Pred = Pred(&PredDef {
-        name: "has_valid_active_channel_range",
-        says: Some("{v}; must be 1..=128"),
-    });
-    /// `check_active_channels` (EC-40: the same 1..=128).
-    pub const CHECK_ACTIVE_CHANNELS: Pred = Pred(&PredDef {
-        name: "check_active_channels",
-        says: Some("{v}; must be 1..=128"),
-    });
-    /// `start_addr_active_channels` (EC-7).
-    pub const START_ADDR_ACTIVE_CHANNELS: Pred = Pred(&PredDef {
-        name: "start_addr_active_channels",
-        says: None,
-    });
-    /// `tensor2d_valid`.
-    pub const TENSOR2D_VALID: Pred = Pred(&PredDef {
-        name: "tensor2d_valid",
-        says: None,
-    });
-    /// `tensor3d_valid`.
-    pub const TENSOR3D_VALID: Pred = Pred(&PredDef {
-        name: "tensor3d_valid",
-        says: None,
-    });
-    /// `tensor4d_valid`.
-    pub const TENSOR4D_VALID: Pred = Pred(&PredDef {
-        name: "tensor4d_valid",
-        says: None,
-    });
-    /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
-    pub const RESERVED_ZERO: Pred = Pred(&PredDef {
-        name: "reserved_zero",
-        says: None,
-    });
-    /// `emu_addr_mode_supported` (EC-5).
-    pub const EMU_ADDR_MODE_SUPPORTED: Pred = Pred(&PredDef {
-        name: "emu_addr_mode_supported",
-        says: None,
-    });
-    /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
-    pub const EMU_OPCODE_SUPPORTED: Pred = Pred(&PredDef {
-        name: "emu_opcode_supported",
-        says: None,
-    });
-    /// `emu_dtype_supported` (EC-44..EC-53).
-    pub const EMU_DTYPE_SUPPORTED: Pred = Pred(&PredDef {
-        name: "emu_dtype_supported",
-        says: Some("{d} is not executed by the emulator (EC-44..EC-53)"),
-    });
-    /// `emu_footprint_in_bounds` (EC-6).
-    pub const EMU_FOOTPRINT_IN_BOUNDS: Pred = Pred(&PredDef {
-        name: "emu_footprint_in_bounds",
-        says: None,
-    });
-    /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
-    pub const EMU_KERNEL_SHAPE: Pred = Pred(&PredDef {
-        name: "emu_kernel_shape",
-        says: None,
-    });
-    /// `emu_overlap` (EC-21, EC-42).
-    pub const EMU_OVERLAP: Pred = Pred(&PredDef {
-        name: "emu_overlap",
-        says: None,
-    });
+    preds! {
+        /// `dtype_invalid_check` (EC-40's dtype mapping).
+        DTYPE_INVALID_CHECK;
+        /// `dtype_fp32r_illegal_check`.
+        DTYPE_FP32R_ILLEGAL_CHECK says "{d} is output-only";
+        /// `is_valid_enum` on an ALU_OP byte (EC-40).
+        IS_VALID_ENUM says "{x} is not an ALU_OP";
+        /// `has_valid_active_channel_range` (1..=128).
+        HAS_VALID_ACTIVE_CHANNEL_RANGE says "{v}; must be 1..=128";
+        /// `check_active_channels` (EC-40: the same 1..=128).
+        CHECK_ACTIVE_CHANNELS says "{v}; must be 1..=128";
+        /// `start_addr_active_channels` (EC-7).
+        START_ADDR_ACTIVE_CHANNELS;
+        /// `tensor2d_valid`.
+        TENSOR2D_VALID;
+        /// `tensor3d_valid`.
+        TENSOR3D_VALID;
+        /// `tensor4d_valid`.
+        TENSOR4D_VALID;
+        /// `reserved_zero` (0xF0 specs 0 and 2, EC-55).
+        RESERVED_ZERO;
+        /// `emu_addr_mode_supported` (EC-5).
+        EMU_ADDR_MODE_SUPPORTED;
+        /// `emu_opcode_supported` (EC-39, EC-49, EC-58).
+        EMU_OPCODE_SUPPORTED;
+        /// `emu_dtype_supported` (EC-44..EC-53).
+        EMU_DTYPE_SUPPORTED says "{d} is not executed by the emulator (EC-44..EC-53)";
+        /// `emu_footprint_in_bounds` (EC-6).
+        EMU_FOOTPRINT_IN_BOUNDS;
+        /// `emu_kernel_shape` (EC-40: at most 2^24 elements per lane and walk).
+        EMU_KERNEL_SHAPE;
+        /// `emu_overlap` (EC-21, EC-42).
+        EMU_OVERLAP;
+    }
 }
 
 /// Writes `template` ([`PredDef::says`]) with its slots filled from `why`; a
@@ -1020,7 +1012,8 @@ fn write_unsupported(f: &mut fmt::Formatter<'_>, opcode: Opcode, why: Unsupporte
 mod tests {
     use super::*;
 
-    /// Every template written in `src/isa` (`says: Some("…")`) names only
+    /// Every template written in `src/isa` (`says: Some("…")`, or `says "…"`
+    /// in a `preds!` block) names only
     /// slots that `write_slot` fills: a typo would print the slot as it stands.
     #[test]
     fn every_template_names_known_slots() {
@@ -1042,13 +1035,15 @@ mod tests {
         let mut templates = 0;
         for p in paths {
             let text = std::fs::read_to_string(&p).expect("read source");
-            for (i, _) in text.match_indices("says: Some(\"") {
-                let body = &text[i + "says: Some(\"".len()..];
-                let body = &body[..body.find('"').expect("a closed literal")];
-                templates += 1;
-                for piece in body.split('{').skip(1) {
-                    let slot = &piece[..piece.find('}').expect("a closed slot")];
-                    assert!(SLOTS.contains(&slot), "{}: slot {{{slot}}}", p.display());
+            for open in ["says: Some(\"", "says \""] {
+                for (i, _) in text.match_indices(open) {
+                    let body = &text[i + open.len()..];
+                    let body = &body[..body.find('"').expect("a closed literal")];
+                    templates += 1;
+                    for piece in body.split('{').skip(1) {
+                        let slot = &piece[..piece.find('}').expect("a closed slot")];
+                        assert!(SLOTS.contains(&slot), "{}: slot {{{slot}}}", p.display());
+                    }
                 }
             }
         }
