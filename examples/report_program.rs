@@ -15,15 +15,28 @@ use tpb_emu::limits::Arch;
 use tpb_emu::runtime::build::*;
 use tpb_emu::runtime::{Program, Variable};
 
-const ROWS: u32 = 12_500; // 4 records per row and engine: 100,000 records
+/// Rows of the benchmark's program: 4 records per row and engine, 100,000 records.
+const ROWS: u32 = 12_500;
 
 fn main() {
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "report-program".into());
+    let p = program(ROWS);
+    let mut outs = Outputs::new();
+    tpb_emu::frontend::emit::write_program_into(&p, dir.as_ref(), "report_program", &mut outs)
+        .expect("writes the program");
+    outs.commit().expect("writes the program");
+    println!("wrote {dir}/program.toml (100,000 records on SP and ACT)");
+}
+
+/// The program of `rows` rows: `8 · rows` records, an input `x` and an output
+/// `y` of 256×16 fp32 (4,096 elements). tests/commands/report.rs uses it for a
+/// run over the report's record bound.
+pub fn program(rows: u32) -> Program {
     let lane = (1 << 18) / 4;
     let (mut sp, mut act) = (Vec::new(), Vec::new());
-    for k in 0..ROWS {
+    for k in 0..rows {
         let part = k % 128;
         let row = (k % 256) * 64;
         let chip = || on_chip(Region::Sbuf.addr(part, (k / 128 % 8) * 64));
@@ -61,9 +74,5 @@ fn main() {
         .set_stream(Engine::Act, &act)
         .add(Variable::input("x", 1, Dtype::FP32, &[256, 16], x))
         .add(Variable::output("y", 2, Dtype::FP32, &[256, 16]));
-    let mut outs = Outputs::new();
-    tpb_emu::frontend::emit::write_program_into(&p, dir.as_ref(), "report_program", &mut outs)
-        .expect("writes the program");
-    outs.commit().expect("writes the program");
-    println!("wrote {dir}/program.toml (100,000 records on SP and ACT)");
+    p
 }

@@ -537,3 +537,108 @@ fn the_worked_example_of_docs_debugging() {
         }
     }
 }
+
+/// The benchmark's program of docs/debugging.md, at any size.
+#[path = "../../examples/report_program.rs"]
+#[allow(dead_code)]
+mod report_program;
+
+#[test]
+fn a_run_over_the_provenance_bounds_gives_the_why_command_instead() {
+    let d = tempfile::tempdir().unwrap();
+    // Over the record bound: 8 records a row, 1,300 rows = 10,400 records
+    // executed (MAX_WHY_RECORDS is 10,000), an output of 256 × 16 = 4,096
+    // elements (at MAX_WHY_ELEMENTS, not over it).
+    let records = d.path().join("records");
+    let mut outs = tpb_emu::files::Outputs::new();
+    tpb_emu::frontend::emit::write_program_into(
+        &report_program::program(1_300),
+        &records,
+        "records",
+        &mut outs,
+    )
+    .unwrap();
+    outs.commit().unwrap();
+    // Over the element bound: 2×2 max pooling of 1 × 8 × 64 × 64 gives
+    // 8 × 32 × 32 = 8,192 output elements in a 3-record program.
+    let x = d.path().join("x.npy");
+    let data: Vec<u8> = (0..8 * 64 * 64)
+        .flat_map(|i| ((i % 23) as f32).to_le_bytes())
+        .collect();
+    let npy = tpb_emu::npy::npy_bytes(tpb_emu::isa::Dtype::FP32, &[1, 8, 64, 64], &data).unwrap();
+    std::fs::write(&x, npy).unwrap();
+    let elements = d.path().join("elements");
+    let o = tpb(&[
+        "pool",
+        "--input",
+        s(&x),
+        "--mode",
+        "max",
+        "--kernel",
+        "2",
+        "--backend",
+        "cpu",
+        "--output",
+        s(&d.path().join("y.npy")),
+        "--emit",
+        s(&elements),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let browser = chromium();
+    for (name, program, note, pick) in [
+        (
+            "records",
+            records.join("program.toml"),
+            "the run executed 10400 records; the report precomputes chains for at most 10000",
+            "y:5,3",
+        ),
+        (
+            "elements",
+            elements.join("program.toml"),
+            "the outputs have 8192 elements; the report precomputes chains for at most 4096",
+            "y:0,2,5,3",
+        ),
+    ] {
+        let report = d.path().join(format!("{name}.html"));
+        let o = tpb(&[
+            "run",
+            s(&program),
+            "--backend",
+            "cpu",
+            "--out",
+            s(&d.path().join(format!("{name}-out"))),
+            "--report",
+            s(&report),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&report).unwrap();
+        check_file(&html);
+        assert!(
+            html.contains("\"why\":null,"),
+            "{name}: no chain is embedded"
+        );
+        assert!(html.contains(&format!("\"why_note\":\"{note}\"")), "{name}");
+        let command = format!("tpb-emu why {} '{{elem}}'", s(&program));
+        assert!(
+            html.contains(&format!("\"why_command\":\"{command}\"")),
+            "{name}"
+        );
+        if let Some(b) = &browser {
+            // A picked element gives the command for that element, and why.
+            let url = format!(
+                "file://{}#pick={pick}",
+                std::fs::canonicalize(&report).unwrap().display()
+            );
+            let dom = browse(b, &d.path().join("profile"), &url, &["--dump-dom"]);
+            assert_eq!(text_after(&dom, "<pre id=\"errors\">"), "", "{name}");
+            let (var, index) = pick.split_once(':').unwrap();
+            let elem = format!("{var}[{index}]");
+            let expected = format!(
+                "provenance: not precomputed \u{2014} run <code class=\"why\">tpb-emu why {} '{elem}'</code> ({note})",
+                s(&program)
+            );
+            assert!(dom.contains(&expected), "{name}: {expected}");
+        }
+    }
+}
