@@ -13,6 +13,7 @@ use std::hint::black_box;
 use std::num::NonZeroUsize;
 use std::time::Duration;
 use tpb_emu::device::cpu::pool;
+use tpb_emu::device::ops::KernelOp;
 use tpb_emu::device::{CpuOptions, PoolOp};
 use tpb_emu::device::{DeviceMemory, Validated};
 use tpb_emu::isa::samples::pool_2x2_map;

@@ -20,6 +20,7 @@ use crate::device::gpu::batch::{self, Dispatch, EncodeCx};
 use crate::device::gpu::copy::CopyKernel;
 use crate::device::gpu::executor::encode;
 use crate::device::gpu::{BackendChoice, Gpu, GpuMemory, Kernels};
+use crate::device::ops::KernelOp;
 use crate::device::{CpuOptions, Op, PoolOp};
 use crate::device::{DeviceMemory, Validated};
 use crate::isa::enums::{AluOp, Dtype, PoolDim, PoolFunc};

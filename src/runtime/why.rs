@@ -26,6 +26,7 @@
 use super::sched::Executed;
 use super::staged::{Op as StepOp, Staged};
 use crate::device::convert::{InType, load_f32};
+use crate::device::ops::KernelOp;
 use crate::device::ops::pool::{Func, Side};
 use crate::device::ops::{Op, cross_lane};
 use crate::isa::enums::{Dtype, Engine};

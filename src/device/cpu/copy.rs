@@ -5,6 +5,7 @@ use super::CpuOptions;
 use super::elementwise::{self, CHUNK, Kernel, Operand, RunFn, load_chunk, map_run, store_chunk};
 use crate::device::convert::{self, InType, OutType};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::copy::{Conversion, CopyOp};
 
 struct Copy(Conversion);

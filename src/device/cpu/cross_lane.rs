@@ -7,6 +7,7 @@ use super::CpuOptions;
 use super::walks::{read_next, walk_at, write_walk};
 use crate::device::convert::flush_subnormal;
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::cross_lane::{ClrOp, Fold, first, step, store};
 use crate::isa::enums::Dtype;
 

@@ -5,6 +5,7 @@ use super::CpuOptions;
 use super::elementwise::{self, Kernel, Operand};
 use super::lanes::WalkIter;
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::iota::{IotaOp, iota_store, iota_value};
 
 struct Iota<'a>(&'a IotaOp);

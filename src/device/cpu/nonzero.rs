@@ -6,6 +6,7 @@ use super::CpuOptions;
 use super::lanes::{LaneIo, WalkIter, split_lanes};
 use super::walks::{gather, scatter};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::nonzero::{NzOp, is_nonzero, processed};
 
 /// Runs `op` on `mem`.

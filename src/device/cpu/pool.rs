@@ -13,6 +13,7 @@ use super::CpuOptions;
 use super::lanes::{At, LaneIo, WalkIter, read_le, split_lanes};
 use crate::device::convert::{self, InType, OutType};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::pool::{Func, PoolOp, Side};
 use bytemuck::Pod;
 

@@ -4,6 +4,7 @@
 use super::CpuOptions;
 use super::elementwise::{self, CHUNK, Kernel, Operand, load_chunk, store_chunk};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::tensor_tensor::{TtOp, TtPath, extend, f32_op, int_op};
 
 struct Tt<'a>(&'a TtOp);

@@ -9,6 +9,7 @@ use super::shaders::program;
 use super::types::{
     Dispatch, EncodeCx, GpuKernel, PipelineKey, Shader, grid, in_order, region_base,
 };
+use crate::device::ops::KernelOp;
 use crate::device::ops::copy::{Conversion, CopyOp};
 use crate::device::ops::iota::IotaOp;
 use crate::device::ops::pool::Side;

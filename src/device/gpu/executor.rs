@@ -22,6 +22,7 @@ use super::params::fits_loop_budget;
 use super::staging::{Mapped, Staging};
 use super::types::{EncodeCx, GpuKernel, Span};
 use crate::device::memory::DeviceMemory;
+use crate::device::ops::KernelOp;
 use crate::device::ops::pool::Side;
 use crate::device::ops::{ChipDma, Op, Place};
 use crate::device::{

@@ -10,6 +10,7 @@ use super::shaders::program;
 use super::types::{
     Dispatch, EncodeCx, GpuKernel, PipelineKey, Shader, grid, in_order, region_base,
 };
+use crate::device::ops::KernelOp;
 use crate::device::ops::cross_lane::{ClrOp, Fold};
 use crate::device::ops::nonzero::NzOp;
 use crate::device::ops::pool::Side;

@@ -2,6 +2,7 @@
 
 use super::types::{EncodeCx, region_base};
 use crate::device::convert::OutType;
+use crate::device::ops::KernelOp;
 use crate::device::ops::Op;
 use crate::device::ops::pool::{Func, PoolOp, Side};
 use crate::limits::Arch;

@@ -3,6 +3,7 @@
 //! The CPU reference is `device::cpu::copy`; the GPU kernel is
 //! `shaders/cast.wgsl`.
 
+use super::KernelOp;
 use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{InType, OutType};
@@ -103,10 +104,6 @@ impl CopyOp {
     pub fn conversion(&self) -> Conversion {
         self.conversion
     }
-    /// Lanes (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// Elements per lane (count(src) = count(dst)).
     pub fn count(&self) -> u64 {
         self.count
@@ -115,21 +112,9 @@ impl CopyOp {
     pub fn src(&self) -> &Side {
         &self.src
     }
-    /// The destination walk.
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements read and written: `channels · count`.
-    pub fn elements(&self) -> u64 {
-        self.channels as u64 * self.count
-    }
-    /// Bytes one execution reads and writes.
-    pub fn bytes_moved(&self) -> u64 {
-        self.elements() * (self.conversion.src_size() + self.conversion.dst_size()) as u64
-    }
 }
 
-impl super::KernelOp for CopyOp {
+impl KernelOp for CopyOp {
     const FAMILY: &'static str = "Copy/Cast";
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[
         (0x46, &[super::TraceLine::Lanes("Copy : num_chans = ")]),
@@ -141,19 +126,23 @@ impl super::KernelOp for CopyOp {
             _ => None,
         }
     }
+    /// Lanes (1..=128).
     fn channels(&self) -> u32 {
-        CopyOp::channels(self)
+        self.channels
     }
+    /// Elements read and written: `channels · count`.
     fn elements(&self) -> u64 {
-        CopyOp::elements(self)
+        self.channels as u64 * self.count
     }
-    fn dst(&self) -> &super::pool::Side {
-        CopyOp::dst(self)
+    /// The destination walk.
+    fn dst(&self) -> &Side {
+        &self.dst
     }
-    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+    fn dst_walk(&self) -> Option<(&Side, usize)> {
         Some((self.dst(), self.conversion().dst_size()))
     }
+    /// Bytes one execution reads and writes.
     fn bytes_moved(&self) -> u64 {
-        CopyOp::bytes_moved(self)
+        self.elements() * (self.conversion.src_size() + self.conversion.dst_size()) as u64
     }
 }

@@ -11,6 +11,7 @@
 //! (`device::cpu::cross_lane`) runs them and `shaders/cross_lane.wgsl`
 //! mirrors them one for one.
 
+use super::KernelOp;
 use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, InType, OutType};
@@ -137,10 +138,6 @@ impl ClrOp {
             self.out_dtype.size().unwrap_or(4) as usize,
         ]
     }
-    /// Lanes folded (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// Elements per lane (M = count(src)).
     pub fn count(&self) -> u64 {
         self.count
@@ -148,20 +145,6 @@ impl ClrOp {
     /// The source walk (lane p in partition `src.partition + p`).
     pub fn src(&self) -> &Side {
         &self.src
-    }
-    /// The destination walk (one partition).
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements read: `channels · count`.
-    pub fn elements(&self) -> u64 {
-        self.channels as u64 * self.count
-    }
-    /// Bytes one execution reads and writes.
-    pub fn bytes_moved(&self) -> u64 {
-        let [s, d] = self.sizes();
-        let outs = if self.all { 1 } else { self.count };
-        self.elements() * s as u64 + outs * d as u64
     }
 }
 
@@ -317,7 +300,7 @@ const fn round_int(v: i64, mant: u32, bias: i64, top: i64) -> u32 {
     sign | ((biased as u32) << mant) | (kept as u32 & ((1u32 << mant) - 1))
 }
 
-impl super::KernelOp for ClrOp {
+impl KernelOp for ClrOp {
     const FAMILY: &'static str = "CrossLaneReduce";
     // EC-59, C-18: it runs with no kernel line.
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0x7C, &[]), (0x7D, &[])];
@@ -327,17 +310,23 @@ impl super::KernelOp for ClrOp {
             _ => None,
         }
     }
+    /// Lanes folded (1..=128).
     fn channels(&self) -> u32 {
-        ClrOp::channels(self)
+        self.channels
     }
+    /// Elements read: `channels · count`.
     fn elements(&self) -> u64 {
-        ClrOp::elements(self)
+        self.channels as u64 * self.count
     }
-    fn dst(&self) -> &super::pool::Side {
-        ClrOp::dst(self)
+    /// The destination walk (one partition).
+    fn dst(&self) -> &Side {
+        &self.dst
     }
+    /// Bytes one execution reads and writes.
     fn bytes_moved(&self) -> u64 {
-        ClrOp::bytes_moved(self)
+        let [s, d] = self.sizes();
+        let outs = if self.all { 1 } else { self.count };
+        self.elements() * s as u64 + outs * d as u64
     }
 }
 

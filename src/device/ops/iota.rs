@@ -3,6 +3,7 @@
 //! CPU reference is `device::cpu::iota`; the GPU kernel is
 //! `shaders/iota.wgsl`.
 
+use super::KernelOp;
 use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, OutType};
@@ -50,10 +51,6 @@ impl IotaOp {
     pub fn out_ty(&self) -> OutType {
         self.out_ty
     }
-    /// Lanes (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// DATA4D's base.
     pub fn base(&self) -> i32 {
         self.base
@@ -73,18 +70,6 @@ impl IotaOp {
     /// Elements per lane (count(DATA4D) = count(dst)).
     pub fn count(&self) -> u64 {
         self.num.iter().product()
-    }
-    /// The destination walk.
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements written: `channels · count`.
-    pub fn elements(&self) -> u64 {
-        self.channels as u64 * self.count()
-    }
-    /// Bytes one execution writes.
-    pub fn bytes_moved(&self) -> u64 {
-        self.elements() * self.out_ty.size() as u64
     }
     /// EC-47: lane `lane`'s value before the generator offset,
     /// `base + lane·channel_multiplier` modulo 2^32.
@@ -117,7 +102,7 @@ pub const fn iota_store(out: OutType, v: u32) -> u32 {
     }
 }
 
-impl super::KernelOp for IotaOp {
+impl KernelOp for IotaOp {
     const FAMILY: &'static str = "Iota";
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0x7E, &[super::TraceLine::Lanes("Iota : num_chans = ")])];
     fn of_kernel(k: &Kernel) -> Option<IotaOp> {
@@ -126,19 +111,23 @@ impl super::KernelOp for IotaOp {
             _ => None,
         }
     }
+    /// Lanes (1..=128).
     fn channels(&self) -> u32 {
-        IotaOp::channels(self)
+        self.channels
     }
+    /// Elements written: `channels · count`.
     fn elements(&self) -> u64 {
-        IotaOp::elements(self)
+        self.channels as u64 * self.count()
     }
-    fn dst(&self) -> &super::pool::Side {
-        IotaOp::dst(self)
+    /// The destination walk.
+    fn dst(&self) -> &Side {
+        &self.dst
     }
-    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+    fn dst_walk(&self) -> Option<(&Side, usize)> {
         Some((self.dst(), self.out_ty().size()))
     }
+    /// Bytes one execution writes.
     fn bytes_moved(&self) -> u64 {
-        IotaOp::bytes_moved(self)
+        self.elements() * self.out_ty.size() as u64
     }
 }

@@ -5,6 +5,7 @@
 //! INT32. Other lanes are untouched. The CPU reference is
 //! `device::cpu::nonzero`; the GPU kernel is `shaders/nonzero.wgsl`.
 
+use super::KernelOp;
 use super::pool::Side;
 use crate::device::Validated;
 use crate::isa::enums::Dtype;
@@ -71,10 +72,6 @@ impl NzOp {
     pub fn float(&self) -> bool {
         self.float
     }
-    /// Lanes of the record (1..=128); only [`NzOp::lanes`] are processed.
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// The processed lanes (EC-56), increasing.
     pub fn lanes(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.channels).filter(|&p| processed(self.src.partition, p))
@@ -95,21 +92,9 @@ impl NzOp {
     pub fn src(&self) -> &Side {
         &self.src
     }
-    /// The destination walk (T + 1 positions).
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements read and written: `lanes · (2T + 1)`.
-    pub fn elements(&self) -> u64 {
-        self.lanes().count() as u64 * (2 * self.count + 1)
-    }
-    /// Bytes one execution reads and writes.
-    pub fn bytes_moved(&self) -> u64 {
-        4 * self.elements()
-    }
 }
 
-impl super::KernelOp for NzOp {
+impl KernelOp for NzOp {
     const FAMILY: &'static str = "NonzeroWithCount";
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(0xF2, &[super::TraceLine::Lanes("NonzeroWithCount : num_chans = ")])];
     fn of_kernel(k: &Kernel) -> Option<NzOp> {
@@ -118,16 +103,20 @@ impl super::KernelOp for NzOp {
             _ => None,
         }
     }
+    /// Lanes of the record (1..=128); only [`NzOp::lanes`] are processed.
     fn channels(&self) -> u32 {
-        NzOp::channels(self)
+        self.channels
     }
+    /// Elements read and written: `lanes · (2T + 1)`.
     fn elements(&self) -> u64 {
-        NzOp::elements(self)
+        self.lanes().count() as u64 * (2 * self.count + 1)
     }
-    fn dst(&self) -> &super::pool::Side {
-        NzOp::dst(self)
+    /// The destination walk (T + 1 positions).
+    fn dst(&self) -> &Side {
+        &self.dst
     }
+    /// Bytes one execution reads and writes.
     fn bytes_moved(&self) -> u64 {
-        NzOp::bytes_moved(self)
+        4 * self.elements()
     }
 }

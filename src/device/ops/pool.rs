@@ -2,6 +2,7 @@
 //! record asks every backend to compute (SPEC §6). The CPU fold is
 //! `device::cpu::pool`; the GPU kernel is `shaders/pool.wgsl`.
 
+use super::KernelOp;
 use crate::device::Validated;
 use crate::device::convert::{InType, OutType};
 use crate::isa::enums::PoolFunc;
@@ -127,10 +128,6 @@ impl PoolOp {
     pub fn out_ty(&self) -> OutType {
         self.out_ty
     }
-    /// Lanes (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// Elements per window (seed 000's `period`).
     pub fn period(&self) -> u64 {
         self.period
@@ -147,23 +144,9 @@ impl PoolOp {
     pub fn src(&self) -> &Side {
         &self.src
     }
-    /// The output side.
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Bytes one execution reads and writes: `channels · (period · num · in size + num · out size)`.
-    pub fn bytes_moved(&self) -> u64 {
-        self.channels as u64
-            * self.num
-            * (self.period * self.in_ty.size() as u64 + self.out_ty.size() as u64)
-    }
-    /// Input elements folded in all: `channels · period · num`.
-    pub fn elements(&self) -> u64 {
-        self.channels as u64 * self.period * self.num
-    }
 }
 
-impl super::KernelOp for PoolOp {
+impl KernelOp for PoolOp {
     const FAMILY: &'static str = "Pool/MaxPoolSelect";
     // decode_pool runs it (seed 001), not an EC-59 kernel line.
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[];
@@ -173,19 +156,25 @@ impl super::KernelOp for PoolOp {
             _ => None,
         }
     }
+    /// Lanes (1..=128).
     fn channels(&self) -> u32 {
-        PoolOp::channels(self)
+        self.channels
     }
+    /// Input elements folded in all: `channels · period · num`.
     fn elements(&self) -> u64 {
-        PoolOp::elements(self)
+        self.channels as u64 * self.period * self.num
     }
+    /// The output side.
     fn dst(&self) -> &Side {
-        PoolOp::dst(self)
+        &self.dst
     }
     fn dst_walk(&self) -> Option<(&Side, usize)> {
         Some((self.dst(), self.out_ty().size()))
     }
+    /// Bytes one execution reads and writes: `channels · (period · num · in size + num · out size)`.
     fn bytes_moved(&self) -> u64 {
-        PoolOp::bytes_moved(self)
+        self.channels as u64
+            * self.num
+            * (self.period * self.in_ty.size() as u64 + self.out_ty.size() as u64)
     }
 }

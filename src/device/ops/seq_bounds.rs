@@ -4,6 +4,7 @@
 //! CPU reference is here ([`bounds`], run by its `CpuKernel` impl); the GPU
 //! kernel is `shaders/seq_bounds.wgsl` (encoded in `gpu/lane_kernels.rs`).
 
+use super::KernelOp;
 use super::pool::Side;
 use super::{CpuKernel, Walks};
 use crate::device::CpuOptions;
@@ -107,10 +108,6 @@ impl SbOp {
     pub fn float_out(&self) -> bool {
         self.float_out
     }
-    /// Lanes: always 1.
-    pub fn channels(&self) -> u32 {
-        1
-    }
     /// n = count(src).
     pub fn count(&self) -> u64 {
         self.count
@@ -118,18 +115,6 @@ impl SbOp {
     /// The source walk.
     pub fn src(&self) -> &Side {
         &self.src
-    }
-    /// The destination walk (2n positions).
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements read and written: 3n.
-    pub fn elements(&self) -> u64 {
-        3 * self.count
-    }
-    /// Bytes one execution reads and writes.
-    pub fn bytes_moved(&self) -> u64 {
-        4 * self.elements()
     }
 }
 
@@ -149,7 +134,7 @@ impl CpuKernel for SbOp {
     }
 }
 
-impl super::KernelOp for SbOp {
+impl KernelOp for SbOp {
     const FAMILY: &'static str = "GetSequenceBounds";
     // EC-59: its kernel line, then its Decode line.
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[(
@@ -165,17 +150,21 @@ impl super::KernelOp for SbOp {
             _ => None,
         }
     }
+    /// Lanes: always 1.
     fn channels(&self) -> u32 {
-        SbOp::channels(self)
+        1
     }
+    /// Elements read and written: 3n.
     fn elements(&self) -> u64 {
-        SbOp::elements(self)
+        3 * self.count
     }
+    /// The destination walk (2n positions).
     fn dst(&self) -> &Side {
-        SbOp::dst(self)
+        &self.dst
     }
+    /// Bytes one execution reads and writes.
     fn bytes_moved(&self) -> u64 {
-        SbOp::bytes_moved(self)
+        4 * self.elements()
     }
 }
 

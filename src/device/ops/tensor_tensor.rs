@@ -6,6 +6,7 @@
 //! `shaders/tensor_tensor.wgsl`, whose `int_op`/`f32_op` mirror
 //! [`int_op`]/[`f32_op`] one for one.
 
+use super::KernelOp;
 use super::pool::Side;
 use crate::device::Validated;
 use crate::device::convert::{self, InType, OutType};
@@ -133,10 +134,6 @@ impl TtOp {
             s(self.out_dtype),
         ]
     }
-    /// Lanes (1..=128).
-    pub fn channels(&self) -> u32 {
-        self.channels
-    }
     /// Elements per lane (count(src0) = count(src1) = count(dst)).
     pub fn count(&self) -> u64 {
         self.count
@@ -144,18 +141,6 @@ impl TtOp {
     /// src0's and src1's walks.
     pub fn src(&self) -> &[Side; 2] {
         &self.src
-    }
-    /// The destination walk.
-    pub fn dst(&self) -> &Side {
-        &self.dst
-    }
-    /// Elements written: `channels · count`.
-    pub fn elements(&self) -> u64 {
-        self.channels as u64 * self.count
-    }
-    /// Bytes one execution reads and writes.
-    pub fn bytes_moved(&self) -> u64 {
-        self.elements() * self.sizes().iter().sum::<usize>() as u64
     }
 }
 
@@ -314,7 +299,7 @@ impl TtOp {
     }
 }
 
-impl super::KernelOp for TtOp {
+impl KernelOp for TtOp {
     const FAMILY: &'static str = "Tensor-Tensor";
     // 0xF0 spec 2 has its lines from dispatch_extended_inst.
     const ROWS: &'static [(u8, &'static [super::TraceLine])] = &[
@@ -329,19 +314,23 @@ impl super::KernelOp for TtOp {
             _ => None,
         }
     }
+    /// Lanes (1..=128).
     fn channels(&self) -> u32 {
-        TtOp::channels(self)
+        self.channels
     }
+    /// Elements written: `channels · count`.
     fn elements(&self) -> u64 {
-        TtOp::elements(self)
+        self.channels as u64 * self.count
     }
-    fn dst(&self) -> &super::pool::Side {
-        TtOp::dst(self)
+    /// The destination walk.
+    fn dst(&self) -> &Side {
+        &self.dst
     }
-    fn dst_walk(&self) -> Option<(&super::pool::Side, usize)> {
+    fn dst_walk(&self) -> Option<(&Side, usize)> {
         Some((self.dst(), self.sizes()[2]))
     }
+    /// Bytes one execution reads and writes.
     fn bytes_moved(&self) -> u64 {
-        TtOp::bytes_moved(self)
+        self.elements() * self.sizes().iter().sum::<usize>() as u64
     }
 }
