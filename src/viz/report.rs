@@ -34,14 +34,12 @@
 
 use super::{MontageGeometry, Planes, VizError, montage, montage_geometry, png_bytes};
 use crate::device::Op as DeviceOp;
-use crate::isa::Record;
 use crate::isa::enums::{Dtype, Engine};
 use crate::isa::text::disasm_record;
 use crate::limits::Arch;
 use crate::runtime::Machine;
 use crate::runtime::staged::{Cond, Op, Step, To, Update, Wait};
 use crate::runtime::timeline::{SliceKind, Track, cost, record_cycles};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -378,38 +376,108 @@ pub fn base64_into(out: &mut String, bytes: &[u8]) {
     out.push_str(std::str::from_utf8(&o).expect("base64 is ASCII"));
 }
 
+/// A fixed-size open-addressing table of ids (`u32::MAX`: empty), for
+/// interning where the number of entries is bounded in advance: four bytes a
+/// slot instead of a map's key and value, and never grown or rehashed.
+struct Index {
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+impl Index {
+    /// A table for at most `n` entries.
+    fn new(n: usize) -> Index {
+        let size = (2 * n).max(16).next_power_of_two();
+        Index {
+            slots: vec![u32::MAX; size],
+            mask: size - 1,
+        }
+    }
+
+    /// The id stored for `hash` that `eq` accepts, or `new` stored and
+    /// returned where there is none.
+    fn id(&mut self, hash: u64, eq: impl Fn(u32) -> bool, new: u32) -> u32 {
+        let mut i = (hash ^ (hash >> 29)) as usize & self.mask;
+        loop {
+            match self.slots[i] {
+                u32::MAX => {
+                    self.slots[i] = new;
+                    return new;
+                }
+                id if eq(id) => return id,
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+}
+
 /// Interned strings: records repeat their disassembly and actions. The
-/// strings are borrowed (from the chunks' texts), never copied. FxHash
-/// (rustc-hash): the table hashes 200,000 strings for 100,000 records, where
-/// SipHash's resistance to chosen keys buys nothing.
-#[derive(Default)]
+/// strings are borrowed (from the chunks' texts), never copied, and hashed
+/// on the workers that made them (FxHash, rustc-hash: SipHash's resistance
+/// to chosen keys buys nothing here).
 struct Strings<'a> {
-    ids: FxHashMap<&'a str, u32>,
+    index: Index,
     list: Vec<&'a str>,
 }
 
 impl<'a> Strings<'a> {
-    /// The index of `s`.
-    fn id(&mut self, s: &'a str) -> u32 {
-        *self.ids.entry(s).or_insert_with(|| {
+    /// A table for at most `n` distinct strings.
+    fn new(n: usize) -> Strings<'a> {
+        Strings {
+            index: Index::new(n),
+            list: Vec::with_capacity(n),
+        }
+    }
+
+    /// The index of `s`, whose hash is `hash` ([`text_hash`]).
+    fn id(&mut self, s: &'a str, hash: u64) -> u32 {
+        let list = &self.list;
+        let id = self
+            .index
+            .id(hash, |id| list[id as usize] == s, list.len() as u32);
+        if id as usize == self.list.len() {
             self.list.push(s);
-            self.list.len() as u32 - 1
-        })
+        }
+        id
+    }
+}
+
+/// The hash [`Strings`] files a text under.
+fn text_hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(s)
+}
+
+/// Where escaped text goes: a `String` or the page's byte buffer.
+trait Sink {
+    fn put(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
     }
 }
 
 /// `s` escaped for a JSON string inside the page's script element (`<` as
 /// `\\u003c`, so `</script>` cannot end it), appended to `out`.
-fn json_escape_into(out: &mut String, s: &str) {
+fn json_escape_into(out: &mut impl Sink, s: &str) {
     let b = s.as_bytes();
-    // Most texts need nothing escaped: one pass that vectorizes finds out.
-    if !b
-        .iter()
-        .any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == b'<')
-    {
-        out.push_str(s);
+    // Most texts need nothing escaped: one pass that vectorizes finds out
+    // (a fold, not `any`: `any` stops early, one byte at a time).
+    if !b.iter().fold(false, |f, &c| {
+        f | (c < 0x20) | (c == b'"') | (c == b'\\') | (c == b'<')
+    }) {
+        out.put(s);
         return;
     }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     // Every byte escaped is ASCII, so `s` is cut at character boundaries.
     let mut from = 0;
     for (i, &c) in b.iter().enumerate() {
@@ -419,35 +487,55 @@ fn json_escape_into(out: &mut String, s: &str) {
             b'<' => "\\u003c",
             b'\n' => "\\n",
             0..0x20 => {
-                out.push_str(&s[from..i]);
-                let _ = write!(out, "\\u{c:04x}");
+                out.put(&s[from..i]);
+                out.put("\\u00");
+                let hex = [HEX[(c >> 4) as usize], HEX[(c & 15) as usize]];
+                out.put(std::str::from_utf8(&hex).expect("hex digits are ASCII"));
                 from = i + 1;
                 continue;
             }
             _ => continue,
         };
-        out.push_str(&s[from..i]);
-        out.push_str(esc);
+        out.put(&s[from..i]);
+        out.put(esc);
         from = i + 1;
     }
-    out.push_str(&s[from..]);
+    out.put(&s[from..]);
 }
 
 /// Records that share their texts and figures: the same bytes, and both
 /// an exit point or neither (a step is its record staged, and only a
 /// branch's target depends on where the record is: branches share nothing).
-#[derive(Default)]
 struct Classes<'a> {
-    ids: FxHashMap<(Record, bool), u32>,
+    index: Index,
     /// One step of each class.
     steps: Vec<&'a Step>,
 }
 
 impl<'a> Classes<'a> {
+    /// Classes for at most `n` records.
+    fn new(n: usize) -> Classes<'a> {
+        Classes {
+            index: Index::new(n),
+            steps: Vec::with_capacity(n),
+        }
+    }
+
     fn id(&mut self, step: &'a Step) -> u32 {
         let new = self.steps.len() as u32;
         if !matches!(step.op, Op::Branch { .. }) {
-            let id = *self.ids.entry((step.record, step.exit)).or_insert(new);
+            use std::hash::BuildHasher;
+            let key = (step.record, step.exit);
+            let hash = rustc_hash::FxBuildHasher.hash_one(key);
+            let steps = &self.steps;
+            let id = self.index.id(
+                hash,
+                |id| {
+                    let s = steps[id as usize];
+                    (s.record, s.exit) == key
+                },
+                new,
+            );
             if id != new {
                 return id;
             }
@@ -465,22 +553,27 @@ const CHUNK: usize = 1024;
 /// JSON (disassembly, then what the emulator did), and the figures.
 struct Described {
     text: String,
-    /// The end of each text in `text` and its hash: two per class.
+    /// The end of each text in `text`: two per class.
     ends: Vec<u32>,
+    /// The hash of each text ([`text_hash`]).
+    hashes: Vec<u64>,
     cycles: Vec<u64>,
     dma: Vec<u64>,
 }
 
 impl Described {
     /// The (escaped) texts with their hashes, in order.
-    fn texts(&self) -> impl Iterator<Item = &str> {
+    fn texts(&self) -> impl Iterator<Item = (&str, u64)> {
         let text = self.text.as_str();
         let mut from = 0;
-        self.ends.iter().map(move |&end| {
-            let s = &text[from..end as usize];
-            from = end as usize;
-            s
-        })
+        self.ends
+            .iter()
+            .zip(&self.hashes)
+            .map(move |(&end, &hash)| {
+                let s = &text[from..end as usize];
+                from = end as usize;
+                (s, hash)
+            })
     }
 }
 
@@ -488,12 +581,15 @@ fn describe(steps: &[&Step]) -> Described {
     let mut d = Described {
         text: String::with_capacity(steps.len() * 256),
         ends: Vec::with_capacity(2 * steps.len()),
+        hashes: Vec::with_capacity(2 * steps.len()),
         cycles: Vec::with_capacity(steps.len()),
         dma: Vec::with_capacity(steps.len()),
     };
     let mut what = String::with_capacity(256);
     let end = |d: &mut Described, s: &str| {
+        let from = d.text.len();
         json_escape_into(&mut d.text, s);
+        d.hashes.push(text_hash(&d.text[from..]));
         d.ends.push(d.text.len() as u32);
     };
     for step in steps {
@@ -540,14 +636,14 @@ fn did(s: &mut String, step: &Step) {
             let _ = write!(s, "reg[{dst}] = reg[{src}] + {imm}");
         }
         Op::Branch { cond, to } => {
-            let to = match to {
-                To::Offset(o) => format!("offset {o}"),
-                To::Registers { lo, hi } => format!("reg[{lo}] | reg[{hi}] << 32"),
+            let _ = match to {
+                To::Offset(o) => write!(s, "branch to offset {o}"),
+                To::Registers { lo, hi } => write!(s, "branch to reg[{lo}] | reg[{hi}] << 32"),
             };
             let _ = match cond {
-                Cond::Always => write!(s, "branch to {to}"),
-                Cond::Eq { reg, imm } => write!(s, "branch to {to} if reg[{reg}] == {imm}"),
-                Cond::Gt { reg, imm } => write!(s, "branch to {to} if reg[{reg}] > {imm}"),
+                Cond::Always => Ok(()),
+                Cond::Eq { reg, imm } => write!(s, " if reg[{reg}] == {imm}"),
+                Cond::Gt { reg, imm } => write!(s, " if reg[{reg}] > {imm}"),
             };
         }
         Op::Dma(plan) => {
@@ -731,6 +827,11 @@ impl Json<'_> {
     }
 
     fn num(&mut self, mut n: u64) {
+        // Most figures and differences are one digit: a push, not a copy.
+        if n < 10 {
+            self.buf.push(b'0' + n as u8);
+            return;
+        }
         let mut b = [0u8; 20];
         let mut i = b.len();
         loop {
@@ -793,11 +894,9 @@ impl Json<'_> {
     }
 
     fn str(&mut self, s: &str) {
-        let mut t = String::with_capacity(s.len() + 2);
-        t.push('"');
-        json_escape_into(&mut t, s);
-        t.push('"');
-        self.raw(&t);
+        self.buf.push(b'"');
+        json_escape_into(&mut self.buf, s);
+        self.buf.push(b'"');
     }
 
     /// `"s"` for an `s` already escaped.
@@ -885,8 +984,7 @@ fn write_data(
     // The records' classes (records that share texts and figures), then
     // each class's texts and figures, made on every core (the costly part).
     let records: usize = staged.steps.iter().map(Vec::len).sum();
-    let mut classes = Classes::default();
-    classes.ids.reserve(records);
+    let mut classes = Classes::new(records);
     let class_of: Vec<Vec<u32>> = Engine::ALL
         .iter()
         .map(|&e| {
@@ -901,25 +999,19 @@ fn write_data(
         classes.steps.par_chunks(CHUNK).map(describe).collect()
     };
     // Per class: its texts' indices in `text`, its figures.
-    let mut text = Strings::default();
-    text.ids.reserve(2 * classes.steps.len());
+    let mut text = Strings::new(2 * classes.steps.len());
     let mut disasm_id = Vec::with_capacity(classes.steps.len());
     let mut did_id = Vec::with_capacity(classes.steps.len());
     for d in &described {
         let mut texts = d.texts();
-        while let (Some(a), Some(b)) = (texts.next(), texts.next()) {
-            disasm_id.push(text.id(a) as u64);
-            did_id.push(text.id(b) as u64);
+        while let (Some((a, ha)), Some((b, hb))) = (texts.next(), texts.next()) {
+            disasm_id.push(text.id(a, ha));
+            did_id.push(text.id(b, hb));
         }
     }
-    let cycles: Vec<u64> = described
-        .iter()
-        .flat_map(|d| d.cycles.iter().copied())
-        .collect();
-    let dma: Vec<u64> = described
-        .iter()
-        .flat_map(|d| d.dma.iter().copied())
-        .collect();
+    // A class's figures, where its chunk's worker left them.
+    let cycles = |c: u32| described[c as usize / CHUNK].cycles[c as usize % CHUNK];
+    let dma = |c: u32| described[c as usize / CHUNK].dma[c as usize % CHUNK];
     // Executions of each record, from the record slices.
     let mut runs: [Vec<u64>; 5] = std::array::from_fn(|e| vec![0; staged.steps[e].len()]);
     for s in t.slices() {
@@ -1027,10 +1119,10 @@ fn write_data(
         j.cols(class.iter().map(|&c| did_id[c as usize] as i64))?;
         j.raw(",");
         j.key("cycles");
-        j.cols(class.iter().map(|&c| cycles[c as usize] as i64))?;
+        j.cols(class.iter().map(|&c| cycles(c) as i64))?;
         j.raw(",");
         j.key("dma");
-        j.cols(class.iter().map(|&c| dma[c as usize] as i64))?;
+        j.cols(class.iter().map(|&c| dma(c) as i64))?;
         j.raw(",");
         j.key("runs");
         j.cols(runs[e as usize].iter().map(|&n| n as i64))?;
