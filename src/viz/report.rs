@@ -376,36 +376,25 @@ pub fn base64_into(out: &mut String, bytes: &[u8]) {
     out.push_str(std::str::from_utf8(&o).expect("base64 is ASCII"));
 }
 
-/// A fixed-size open-addressing table of ids (`u32::MAX`: empty), for
-/// interning where the number of entries is bounded in advance: four bytes a
-/// slot instead of a map's key and value, and never grown or rehashed.
-struct Index {
-    slots: Vec<u32>,
-    mask: usize,
-}
+/// Ids filed under a hash the caller computes, the keys living in the
+/// caller's list (hashbrown's `HashTable`, the table `HashMap` is built on):
+/// an id and its hash a slot, sized once from the bound on entries.
+struct Index(hashbrown::HashTable<(u64, u32)>);
 
 impl Index {
     /// A table for at most `n` entries.
     fn new(n: usize) -> Index {
-        let size = (2 * n).max(16).next_power_of_two();
-        Index {
-            slots: vec![u32::MAX; size],
-            mask: size - 1,
-        }
+        Index(hashbrown::HashTable::with_capacity(n))
     }
 
     /// The id stored for `hash` that `eq` accepts, or `new` stored and
     /// returned where there is none.
     fn id(&mut self, hash: u64, eq: impl Fn(u32) -> bool, new: u32) -> u32 {
-        let mut i = (hash ^ (hash >> 29)) as usize & self.mask;
-        loop {
-            match self.slots[i] {
-                u32::MAX => {
-                    self.slots[i] = new;
-                    return new;
-                }
-                id if eq(id) => return id,
-                _ => i = (i + 1) & self.mask,
+        match self.0.entry(hash, |&(_, id)| eq(id), |&(h, _)| h) {
+            hashbrown::hash_table::Entry::Occupied(e) => e.get().1,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert((hash, new));
+                new
             }
         }
     }
