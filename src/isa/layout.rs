@@ -433,3 +433,30 @@ pub(crate) const fn header(opcode: super::opcode::Opcode) -> super::record::Head
         debug_hint: 0,
     }
 }
+
+/// What the structs' spec-table tests share (each struct's file writes its
+/// SPEC table out by hand and compares).
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::FieldDef;
+    use crate::isa::record::Record;
+
+    /// Each field's `(name, offset, width)`.
+    pub(crate) fn rows(f: &[FieldDef]) -> Vec<(&str, usize, usize)> {
+        f.iter().map(|d| (d.name, d.offset, d.width)).collect()
+    }
+
+    /// Each field's `(offset, width)`.
+    pub(crate) fn spans(f: &[FieldDef]) -> Vec<(usize, usize)> {
+        f.iter().map(|d| (d.offset, d.width)).collect()
+    }
+
+    /// A record whose byte `i` is `i`, so a decoded field shows the bytes it came from.
+    pub(crate) fn counting_record() -> Record {
+        let mut r = Record::default();
+        for (i, b) in r.0.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        r
+    }
+}

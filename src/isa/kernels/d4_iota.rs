@@ -131,14 +131,12 @@ fn iota(r: &Record, p: &D4Iota, t: Target) -> Result<(), Fail> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::{counting_record, rows};
 
     /// SPEC-KERNELS §2.1's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
-            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
-        };
         assert_eq!(
             rows(D4Iota::FIELDS),
             [
@@ -152,10 +150,7 @@ mod tests {
                 ("dst", 44, 20),
             ]
         );
-        let mut r = Record::default();
-        for (i, b) in r.0.iter_mut().enumerate() {
-            *b = i as u8;
-        }
+        let r = counting_record();
         let i = D4Iota::decode(&r);
         assert_eq!(i.data.base, i32::from_le_bytes([12, 13, 14, 15]));
         assert_eq!(i.data.step[0], i16::from_le_bytes([16, 17]));

@@ -299,17 +299,15 @@ fn ext_tta(r: &Record, p: &ExtTta, t: Target) -> Result<(), Fail> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::spans;
 
     /// SPEC-KERNELS §6.2 and §6.4's offsets and widths, written out
     /// independently of the layout macro.
     #[test]
     fn layouts_match_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
-            f.iter().map(|d| (d.offset, d.width)).collect()
-        };
-        assert_eq!(rows(EngineNop::FIELDS), [(12, 1), (13, 1), (14, 50)]);
+        assert_eq!(spans(EngineNop::FIELDS), [(12, 1), (13, 1), (14, 50)]);
         assert_eq!(
-            rows(ExtTta::FIELDS),
+            spans(ExtTta::FIELDS),
             [
                 (12, 1),
                 (13, 1),

@@ -186,16 +186,14 @@ fn nonzero_with_count(r: &Record, p: &S3d3NonzeroWithCount, t: Target) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::spans;
 
     /// SPEC-KERNELS §9.1's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
-            f.iter().map(|d| (d.offset, d.width)).collect()
-        };
         assert_eq!(
-            rows(S3d3NonzeroWithCount::FIELDS),
+            spans(S3d3NonzeroWithCount::FIELDS),
             [
                 (12, 1),
                 (13, 1),

@@ -299,14 +299,12 @@ fn tensor_tensor(r: &Record, p: &S3s3d3Tt, t: Target) -> Result<(), Fail> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::{counting_record, rows};
 
     /// SPEC-KERNELS §4.2's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
-            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
-        };
         assert_eq!(
             rows(S3s3d3Tt::FIELDS),
             [
@@ -319,10 +317,7 @@ mod tests {
                 ("dst", 48, 16),
             ]
         );
-        let mut r = Record::default();
-        for (i, b) in r.0.iter_mut().enumerate() {
-            *b = i as u8;
-        }
+        let r = counting_record();
         let tt = S3s3d3Tt::decode(&r);
         assert_eq!((tt.in_dtypes.src0().0, tt.in_dtypes.src1().0), (12, 0));
         assert_eq!(

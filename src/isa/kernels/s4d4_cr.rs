@@ -209,16 +209,14 @@ fn cross_lane_reduce(r: &Record, p: &S4d4Cr, t: Target) -> Result<(), Fail> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::spans;
 
     /// SPEC-KERNELS §5.1's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(usize, usize)> {
-            f.iter().map(|d| (d.offset, d.width)).collect()
-        };
         assert_eq!(
-            rows(S4d4Cr::FIELDS),
+            spans(S4d4Cr::FIELDS),
             [
                 (12, 20),
                 (32, 1),

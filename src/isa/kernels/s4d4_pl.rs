@@ -531,14 +531,12 @@ fn index_max(d: Dtype) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::rows;
 
     /// seed 000 §3's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
-            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
-        };
         assert_eq!(
             rows(S4d4Pl::FIELDS),
             [

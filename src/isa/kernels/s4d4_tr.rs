@@ -191,14 +191,12 @@ fn copy_cast(r: &Record, p: &S4d4Tr, t: Target) -> Result<(), Fail> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::layout::testing::{counting_record, rows};
 
     /// SPEC-KERNELS §3.1's offsets and widths, written out independently of the layout
     /// macro (which checks that the fields tile bytes 12..64).
     #[test]
     fn layout_matches_the_spec() {
-        let rows = |f: &[FieldDef]| -> Vec<(&str, usize, usize)> {
-            f.iter().map(|d| (d.name, d.offset, d.width)).collect()
-        };
         assert_eq!(
             rows(S4d4Tr::FIELDS),
             [
@@ -214,10 +212,7 @@ mod tests {
                 ("dst", 44, 20),
             ]
         );
-        let mut r = Record::default();
-        for (i, b) in r.0.iter_mut().enumerate() {
-            *b = i as u8;
-        }
+        let r = counting_record();
         let t = S4d4Tr::decode(&r);
         assert_eq!(
             (t.in_dtype.0, t.out_dtype.0, t.num_active_channels),
