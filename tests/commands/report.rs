@@ -355,20 +355,20 @@ fn manifest_and_neff_reports(backend: &str) {
     }
 }
 
-#[test]
-fn pool_writes_a_report_of_its_program() {
-    let d = tempfile::tempdir().unwrap();
-    let x = d.path().join("x.npy");
-    let data: Vec<u8> = (0..2 * 3 * 8 * 8)
-        .flat_map(|i| ((i * 7 % 23) as f32).to_le_bytes())
-        .collect();
-    let npy = tpb_emu::npy::npy_bytes(tpb_emu::isa::Dtype::FP32, &[2, 3, 8, 8], &data).unwrap();
-    std::fs::write(&x, npy).unwrap();
-    let report = d.path().join("pool.html");
-    let o = tpb(&[
+/// Writes an fp32 `.npy` of `shape` whose element `i` (C order) is `value(i)`.
+fn write_f32_npy(path: &Path, shape: &[u64], value: impl Fn(u64) -> f32) {
+    let n: u64 = shape.iter().product();
+    let data: Vec<u8> = (0..n).flat_map(|i| value(i).to_le_bytes()).collect();
+    let npy = tpb_emu::npy::npy_bytes(tpb_emu::isa::Dtype::FP32, shape, &data).unwrap();
+    std::fs::write(path, npy).unwrap();
+}
+
+/// `tpb-emu pool` of `x` into `y`: 2×2 max pooling on the CPU backend, then `more`.
+fn pool_max_2x2(x: &Path, y: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "pool",
         "--input",
-        s(&x),
+        s(x),
         "--mode",
         "max",
         "--kernel",
@@ -376,10 +376,19 @@ fn pool_writes_a_report_of_its_program() {
         "--backend",
         "cpu",
         "--output",
-        s(&d.path().join("y.npy")),
-        "--report",
-        s(&report),
-    ]);
+        s(y),
+    ];
+    args.extend_from_slice(more);
+    tpb(&args)
+}
+
+#[test]
+fn pool_writes_a_report_of_its_program() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.npy");
+    write_f32_npy(&x, &[2, 3, 8, 8], |i| (i * 7 % 23) as f32);
+    let report = d.path().join("pool.html");
+    let o = pool_max_2x2(&x, &d.path().join("y.npy"), &["--report", s(&report)]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("pool.html"));
     let html = std::fs::read_to_string(&report).unwrap();
@@ -562,27 +571,9 @@ fn a_run_over_the_provenance_bounds_gives_the_why_command_instead() {
     // Over the element bound: 2×2 max pooling of 1 × 8 × 64 × 64 gives
     // 8 × 32 × 32 = 8,192 output elements in a 3-record program.
     let x = d.path().join("x.npy");
-    let data: Vec<u8> = (0..8 * 64 * 64)
-        .flat_map(|i| ((i % 23) as f32).to_le_bytes())
-        .collect();
-    let npy = tpb_emu::npy::npy_bytes(tpb_emu::isa::Dtype::FP32, &[1, 8, 64, 64], &data).unwrap();
-    std::fs::write(&x, npy).unwrap();
+    write_f32_npy(&x, &[1, 8, 64, 64], |i| (i % 23) as f32);
     let elements = d.path().join("elements");
-    let o = tpb(&[
-        "pool",
-        "--input",
-        s(&x),
-        "--mode",
-        "max",
-        "--kernel",
-        "2",
-        "--backend",
-        "cpu",
-        "--output",
-        s(&d.path().join("y.npy")),
-        "--emit",
-        s(&elements),
-    ]);
+    let o = pool_max_2x2(&x, &d.path().join("y.npy"), &["--emit", s(&elements)]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     let browser = chromium();
